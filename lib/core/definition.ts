@@ -1,0 +1,144 @@
+import type { z } from "zod";
+import type { Duration } from "./duration.ts";
+import { WorkflowDefinitionError } from "./errors.ts";
+import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
+
+/** Signals a workflow accepts, by name, each with the zod schema its payload must pass. */
+export type SignalMap = Record<string, z.ZodType>;
+
+/** What a step's function receives. */
+export interface StepRunContext {
+  /** `<runId>/<stepId>`: stable across attempts and replays. Pass it to the provider. */
+  idempotencyKey: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Fires when the attempt's `timeout` passes. */
+  signal: AbortSignal;
+}
+
+export interface StepRunOptions {
+  /** Retry policy for this step, or a number of attempts. Defaults to the workflow's. */
+  retries?: RetryOptions | number;
+  /** Per-attempt time limit; a timed-out attempt is a failed attempt. */
+  timeout?: Duration;
+}
+
+/** What `waitForSignal` resolves to. */
+export type WaitResult<T> = { received: true; payload: T; signalId: string } | { received: false };
+
+export interface WaitOptions {
+  /** Give up after this long: the wait then resolves to `{ received: false }`. */
+  timeout?: Duration;
+}
+
+/**
+ * The step API a workflow receives. Every call is journaled (or derived deterministically), so
+ * the workflow's code re-runs from the top on every invocation and arrives at the same place.
+ */
+export interface Step<S extends SignalMap = SignalMap> {
+  /** The run's id. */
+  readonly runId: string;
+  /**
+   * Runs `fn` once per run: its result is journaled and returned from the journal on replay.
+   * The n-th use of a name is `name#n`.
+   *
+   * @example
+   * ```ts
+   * const charge = await step.run("charge", ({ idempotencyKey }) =>
+   *   payments.charge(order.id, order.amount, { idempotencyKey }));
+   * ```
+   */
+  run<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T>;
+  /** A durable timer: the run suspends and is woken after `duration`. */
+  sleep(name: string, duration: Duration): Promise<void>;
+  /** A durable timer until a moment. */
+  sleepUntil(name: string, until: Date | number): Promise<void>;
+  /**
+   * Suspends until the signal `name` arrives (or was buffered before), or the timeout passes.
+   *
+   * @example
+   * ```ts
+   * const approval = await step.waitForSignal("approval", { timeout: "24h" });
+   * if (!approval.received || !approval.payload.approved) return cancel();
+   * ```
+   */
+  waitForSignal<K extends keyof S & string>(name: K, options?: WaitOptions): Promise<WaitResult<z.output<S[K]>>>;
+  /** The current time, the same on every replay. */
+  now(): Date;
+  /** A number in [0, 1), the same on every replay. */
+  random(): number;
+  /** A UUID, the same on every replay. */
+  uuid(): string;
+}
+
+export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S>) => Promise<O>;
+
+export interface DurableOptions<IS extends z.ZodType, S extends SignalMap> {
+  /** The workflow's name; journals record it, so keep it stable across deploys. */
+  name: string;
+  /** Schema of the run's input, checked before a run is created. */
+  input: IS;
+  /** Signals the workflow accepts; payloads are checked before anything is written. */
+  signals?: S;
+  /** Default retry policy of this workflow's steps. */
+  retries?: RetryOptions | number;
+}
+
+/** A workflow definition: what `durable()` returns and every runtime takes. */
+export interface Workflow<I = unknown, O = unknown, S extends SignalMap = SignalMap> {
+  readonly kind: "waymark.workflow";
+  readonly name: string;
+  readonly input: z.ZodType<I>;
+  readonly signals: S;
+  readonly retry: RetryPolicy;
+  /** The workflow's body (method syntax, so any workflow fits {@link AnyWorkflow}). */
+  fn(input: I, step: Step<S>): Promise<O>;
+}
+
+/** Any workflow, for registries. */
+export type AnyWorkflow = Workflow<unknown, unknown, SignalMap>;
+
+const NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
+
+/** Throws unless `name` is a valid workflow, step or signal name. */
+export function assertName(what: string, name: string): void {
+  if (typeof name !== "string" || !NAME.test(name)) {
+    throw new WorkflowDefinitionError(`invalid ${what} name ${JSON.stringify(name)}: use 1-128 of A-Z a-z 0-9 _ . - /`);
+  }
+}
+
+/**
+ * Defines a durable workflow.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { durable } from "waymark";
+ *
+ * export const orderFlow = durable(
+ *   { name: "order-flow", input: z.object({ id: z.string(), amount: z.number() }),
+ *     signals: { approval: z.object({ approved: z.boolean(), approver: z.string() }) } },
+ *   async (order, step) => {
+ *     const approval = await step.waitForSignal("approval", { timeout: "24h" });
+ *     if (!approval.received || !approval.payload.approved) return { status: "rejected" };
+ *     const chargeId = await step.run("charge", ({ idempotencyKey }) => pay(order, idempotencyKey));
+ *     return { status: "charged", chargeId };
+ *   },
+ * );
+ * ```
+ */
+export function durable<IS extends z.ZodType, O, S extends SignalMap = Record<never, z.ZodType>>(
+  options: DurableOptions<IS, S>,
+  fn: WorkflowFn<z.output<IS>, O, S>,
+): Workflow<z.output<IS>, O, S> {
+  assertName("workflow", options.name);
+  for (const signal of Object.keys(options.signals ?? {})) assertName("signal", signal);
+  return Object.freeze({
+    kind: "waymark.workflow" as const,
+    name: options.name,
+    input: options.input as z.ZodType<z.output<IS>>,
+    signals: (options.signals ?? {}) as S,
+    retry: resolveRetry(options.retries),
+    fn,
+  });
+}

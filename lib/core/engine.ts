@@ -1,0 +1,181 @@
+/**
+ * One invocation of a run (DESIGN.md, "One invocation"): take the lease, load the journal,
+ * execute the workflow against it, and persist how it ended. Transports (the local timer loop,
+ * the SQS batch, the test runtime) all call {@link Engine.invoke} with a run id.
+ */
+import type { Blocker, StepEvent } from "./execution.ts";
+import { Execution } from "./execution.ts";
+import type { AnyWorkflow } from "./definition.ts";
+import { InvalidInputError, JournalFormatError, UnknownWorkflowError, type SerializedError, serializeError, InvocationBudgetError } from "./errors.ts";
+import { JournalView } from "./journal-view.ts";
+import { type JournalRecord, keyOf, parseRecord } from "./records.ts";
+import type { Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";
+import type { Registry } from "./registry.ts";
+import { zodIssues } from "./zod-issues.ts";
+
+export type InvocationResult =
+  | { status: "completed"; result: unknown }
+  | { status: "failed"; error: SerializedError }
+  | { status: "suspended"; wakeAt: number | undefined; waitingFor: string }
+  /** Another invocation holds the lease; it will finish the work. */
+  | { status: "busy" }
+  | { status: "missing" }
+  /** The run had already finished; nothing to do. */
+  | { status: "finished" }
+  /** The lease was lost mid-invocation (expired and taken, or the run was cancelled). */
+  | { status: "lost-lease" };
+
+/** A structured log line. */
+export type LogEntry = Record<string, unknown> & { event: string; runId: string };
+
+export interface EngineOptions {
+  store: JournalStore;
+  wakes: WakeQueue;
+  clock: Clock;
+  workflows: Registry;
+  /** Identifies this process in leases. */
+  owner: string;
+  /** Lease length; renewed at a third of it while the invocation runs. Default 30 s. */
+  leaseTtlMs?: number;
+  /** Invocations one run may take before it fails (a guard against runaway self-wakes). Default 10,000. */
+  maxInvocations?: number;
+  log?: (entry: LogEntry) => void;
+}
+
+export interface InvokeOptions {
+  /** Checkpoint instead of starting another step (e.g. Lambda time running out). */
+  shouldYield?: () => boolean;
+  /** Decides whether a held lease may be taken over (e.g. its local owner process is dead). */
+  mayBreak?: (lease: Lease) => boolean;
+  onStep?: (event: StepEvent) => void;
+}
+
+export class Engine {
+  private readonly ttl: number;
+
+  constructor(private readonly o: EngineOptions) {
+    this.ttl = o.leaseTtlMs ?? 30_000;
+  }
+
+  async invoke(runId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
+    const { store, clock } = this.o;
+    let acquired = await store.acquireLease(runId, { owner: this.o.owner, now: clock.now(), ttlMs: this.ttl });
+    if (!acquired.acquired && acquired.reason === "held" && acquired.run?.lease && options.mayBreak?.(acquired.run.lease)) {
+      acquired = await store.acquireLease(runId, { owner: this.o.owner, now: clock.now(), ttlMs: this.ttl, ifToken: acquired.run.lease.token });
+    }
+    if (!acquired.acquired) return { status: acquired.reason === "held" ? "busy" : acquired.reason };
+    const token = acquired.lease.token;
+    const started = clock.now();
+    const heartbeat = setInterval(() => {
+      store.renewLease(runId, token, clock.now(), this.ttl).catch(() => {});
+    }, Math.max(10, Math.floor(this.ttl / 3)));
+    heartbeat.unref();
+    try {
+      const result = await this.execute(runId, token, acquired.run.invocations, options);
+      this.o.log?.({ event: "invocation", runId, token, outcome: result.status, durationMs: clock.now() - started });
+      return result;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async execute(runId: string, token: number, invocations: number, options: InvokeOptions): Promise<InvocationResult> {
+    const { store, clock } = this.o;
+    const journal = await store.loadJournal(runId);
+    if (!journal) return { status: "missing" };
+    const workflow = this.o.workflows.get(journal.run.workflow);
+    if (!workflow) {
+      // Another deploy may know it: free the run for a later attempt and let the transport retry.
+      await store.releaseLease(runId, token, { now: clock.now(), wakeAt: clock.now() + this.ttl, waitingFor: "workflow" });
+      throw new UnknownWorkflowError(journal.run.workflow);
+    }
+    const budget = this.o.maxInvocations ?? 10_000;
+    if (invocations > budget) return this.finish(runId, token, { type: "failed", error: serializeError(new InvocationBudgetError(runId, budget)) });
+
+    let view: JournalView;
+    try {
+      view = JournalView.parse(runId, journal.records);
+    } catch (err) {
+      if (err instanceof JournalFormatError) return this.finish(runId, token, { type: "failed", error: serializeError(err) });
+      throw err;
+    }
+    const input = workflow.input.safeParse(journal.run.input);
+    if (!input.success) {
+      const err = new InvalidInputError(`run "${runId}": its recorded input no longer fits the workflow's schema`, zodIssues(input.error));
+      return this.finish(runId, token, { type: "failed", error: serializeError(err) });
+    }
+
+    const execution = new Execution({
+      runId,
+      workflow,
+      input: input.data,
+      journal: view,
+      now: () => clock.now(),
+      append: (record) => this.append(runId, record),
+      ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
+      onStep: (event) => {
+        options.onStep?.(event);
+        if (event.outcome !== "replayed") this.o.log?.({ event: "step", runId, ...event });
+      },
+    });
+    const outcome = await execution.run();
+    for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
+    if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
+    return this.suspend(runId, token, outcome.blockers, execution);
+  }
+
+  private async append(runId: string, record: JournalRecord): Promise<{ record: JournalRecord; won: boolean }> {
+    const key = keyOf(record);
+    const res = await this.o.store.appendRecord(runId, { key, body: record });
+    if (res.written) return { record, won: true };
+    return { record: parseRecord(runId, key, res.existing.body), won: false };
+  }
+
+  private async finish(
+    runId: string,
+    token: number,
+    outcome: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError },
+  ): Promise<InvocationResult> {
+    const now = this.o.clock.now();
+    const ok = await this.o.store.finishRun(
+      runId,
+      outcome.type === "completed"
+        ? { now, status: "completed", result: outcome.result, token }
+        : { now, status: "failed", error: outcome.error, token },
+    );
+    if (!ok) return { status: "lost-lease" };
+    return outcome.type === "completed" ? { status: "completed", result: outcome.result } : { status: "failed", error: outcome.error };
+  }
+
+  /**
+   * Schedule the wake, then write the blockers' records, then release: a crash in between
+   * leaves an extra wake (harmless), never a run nobody wakes.
+   */
+  private async suspend(runId: string, token: number, blockers: Blocker[], execution: Execution): Promise<InvocationResult> {
+    const { store, clock, wakes } = this.o;
+    const timed = blockers.filter((b): b is Blocker & { wakeAt: number } => b.wakeAt !== undefined);
+    const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
+    if (first) await wakes.schedule({ runId, at: first.wakeAt, reason: first.reason, key: first.key });
+    await execution.persistBlockers();
+
+    let wakeAt = first?.wakeAt;
+    const waits = blockers.filter((b) => b.signal !== undefined);
+    if (waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits))) {
+      // A signal was delivered between our journal load and the wait record: wake at once.
+      wakeAt = clock.now();
+      await wakes.schedule({ runId, at: wakeAt, reason: "signal", key: "signal" });
+    }
+    const waitingFor = (first ?? blockers[0])?.waitingFor ?? "unknown";
+    const ok = await store.releaseLease(runId, token, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
+    if (!ok) return { status: "lost-lease" };
+    return { status: "suspended", wakeAt, waitingFor };
+  }
+
+  /** The second half of the delivery handshake: deliverers write the signal, then read the waits. */
+  private async signalArrivedMeanwhile(runId: string, waits: Blocker[]): Promise<boolean> {
+    const fresh = await this.o.store.loadJournal(runId);
+    if (!fresh) return false;
+    const view = JournalView.parse(runId, fresh.records);
+    return waits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "").length > 0);
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * Waymark's errors. Every class has a literal `name` (a minifying bundler mangles
+ * `constructor.name`) and says whether retrying can help (`retryable`).
+ *
+ * Errors cross the journal as {@link SerializedError}: name, message, and the error's own
+ * JSON-safe fields. Replay rebuilds the same error from the record, so live and replayed
+ * executions throw identical values.
+ */
+
+import { parseDuration, type Duration } from "./duration.ts";
+
+/** An error as the journal keeps it. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  /** The error's own enumerable, JSON-safe fields (e.g. `code`, `retryAt`). */
+  fields?: Record<string, unknown>;
+  stack?: string;
+}
+
+/** Base class of every error Waymark throws. */
+export abstract class WaymarkError extends Error {
+  abstract override readonly name: string;
+  /** Whether doing the same thing again can succeed. */
+  abstract readonly retryable: boolean;
+}
+
+/**
+ * Thrown by a step to stop retrying at once: the step fails with {@link StepFailedError}.
+ *
+ * @example
+ * ```ts
+ * await step.run("charge", async () => {
+ *   const res = await payments.charge(order);
+ *   if (res.declined) throw new NonRetryableError("card declined", { code: res.code });
+ *   return res.id;
+ * });
+ * ```
+ */
+export class NonRetryableError extends WaymarkError {
+  override readonly name = "NonRetryableError" as const;
+  readonly retryable = false;
+  readonly fields: Record<string, unknown>;
+  constructor(message: string, fields: Record<string, unknown> = {}) {
+    super(message);
+    this.fields = fields;
+  }
+}
+
+/**
+ * Thrown by a step to be retried no earlier than a given time (a provider's `Retry-After`).
+ * The attempt still counts against the step's attempts.
+ *
+ * @example
+ * ```ts
+ * if (res.status === 429) throw new RetryAfterError("rate limited", { after: "30s" });
+ * ```
+ */
+export class RetryAfterError extends WaymarkError {
+  override readonly name = "RetryAfterError" as const;
+  readonly retryable = true;
+  /** Either an absolute time (epoch ms) or a delay in ms from the failure. */
+  readonly retryAt: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, when: { at: Date } | { after: Duration }) {
+    super(message);
+    if ("at" in when) {
+      this.retryAt = when.at.getTime();
+      this.retryAfterMs = undefined;
+    } else {
+      this.retryAt = undefined;
+      this.retryAfterMs = parseDuration(when.after);
+    }
+  }
+}
+
+/**
+ * The workflow's code no longer matches its journal (a step renamed, removed, reordered or of
+ * another kind). The run fails loudly rather than executing a different story.
+ */
+export class NonDeterminismError extends WaymarkError {
+  override readonly name = "NonDeterminismError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly stepId: string,
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super(`non-determinism at step "${stepId}": the journal has ${expected}, the code ${found}`);
+  }
+}
+
+/**
+ * A step's retries are spent (or it threw {@link NonRetryableError}). Catch it in the workflow
+ * to run compensations.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await step.run("charge", () => payments.charge(order));
+ * } catch (err) {
+ *   if (err instanceof StepFailedError) await step.run("release", () => inventory.release(hold));
+ *   throw err;
+ * }
+ * ```
+ */
+export class StepFailedError extends WaymarkError {
+  override readonly name = "StepFailedError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly stepId: string,
+    readonly attempts: number,
+    /** The last attempt's error, as journaled. */
+    readonly failure: SerializedError,
+  ) {
+    super(`step "${stepId}" failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${failure.name}: ${failure.message}`);
+  }
+}
+
+/** A step attempt ran past its `timeout`; counts as a failed attempt. */
+export class StepTimeoutError extends WaymarkError {
+  override readonly name = "StepTimeoutError" as const;
+  readonly retryable = true;
+  constructor(
+    readonly stepId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`step "${stepId}" timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** A value that must be journaled does not survive a JSON round trip. */
+export class SerializationError extends WaymarkError {
+  override readonly name = "SerializationError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`value at ${path} cannot be journaled: ${reason}`);
+  }
+}
+
+/** Input (of a run or a signal) failed its schema. Nothing was written. */
+export class InvalidInputError extends WaymarkError {
+  override readonly name = "InvalidInputError" as const;
+  readonly retryable = false;
+  constructor(
+    message: string,
+    /** The schema's issues: path and message of each. */
+    readonly issues: ReadonlyArray<{ path: string; message: string }>,
+  ) {
+    super(`${message}: ${issues.map((i) => `${i.path || "(root)"}: ${i.message}`).join("; ")}`);
+  }
+}
+
+/** The same run id was started with a different workflow or input. */
+export class RunConflictError extends WaymarkError {
+  override readonly name = "RunConflictError" as const;
+  readonly retryable = false;
+  constructor(readonly runId: string) {
+    super(`run "${runId}" already exists with a different workflow or input`);
+  }
+}
+
+/** No run has this id. */
+export class RunNotFoundError extends WaymarkError {
+  override readonly name = "RunNotFoundError" as const;
+  readonly retryable = false;
+  constructor(readonly runId: string) {
+    super(`run "${runId}" does not exist`);
+  }
+}
+
+/** The run has finished (completed, failed or cancelled) and takes no more signals. */
+export class RunFinishedError extends WaymarkError {
+  override readonly name = "RunFinishedError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly status: string,
+  ) {
+    super(`run "${runId}" is ${status}`);
+  }
+}
+
+/** No workflow of this name is registered in this process (a deploy mismatch is retryable). */
+export class UnknownWorkflowError extends WaymarkError {
+  override readonly name = "UnknownWorkflowError" as const;
+  readonly retryable = true;
+  constructor(readonly workflow: string) {
+    super(`no workflow named "${workflow}" is registered here`);
+  }
+}
+
+/** The workflow does not declare a signal of this name. */
+export class UnknownSignalError extends WaymarkError {
+  override readonly name = "UnknownSignalError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly workflow: string,
+    readonly signal: string,
+  ) {
+    super(`workflow "${workflow}" declares no signal "${signal}"`);
+  }
+}
+
+/** A signal targeted a wait that does not exist in the run. */
+export class WaitNotFoundError extends WaymarkError {
+  override readonly name = "WaitNotFoundError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly waitId: string,
+  ) {
+    super(`run "${runId}" has no wait "${waitId}"`);
+  }
+}
+
+/** The decision a wait was resolved with. */
+export type WaitDecision =
+  | { via: "signal"; signalId: string; at: number }
+  | { via: "timeout"; at: number };
+
+/**
+ * The wait was already resolved (by another signal or by its timeout). The late signal is kept
+ * in the journal for audit; `decision` says what won.
+ */
+export class WaitResolvedError extends WaymarkError {
+  override readonly name = "WaitResolvedError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly waitId: string,
+    readonly decision: WaitDecision,
+  ) {
+    super(`wait "${waitId}" of run "${runId}" was already resolved by ${decision.via === "signal" ? `signal ${decision.signalId}` : "its timeout"}`);
+  }
+}
+
+/** A signal id was reused with a different name or payload. */
+export class SignalConflictError extends WaymarkError {
+  override readonly name = "SignalConflictError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly signalId: string,
+  ) {
+    super(`signal "${signalId}" of run "${runId}" was already delivered with a different name or payload`);
+  }
+}
+
+/** A journal record this code cannot read (another code version, or corruption). */
+export class JournalFormatError extends WaymarkError {
+  override readonly name = "JournalFormatError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly key: string,
+    readonly problem: string,
+  ) {
+    super(`run "${runId}": journal record "${key}" cannot be read by this code: ${problem}`);
+  }
+}
+
+/** A run took more invocations than its budget allows (a runaway self-waking loop). */
+export class InvocationBudgetError extends WaymarkError {
+  override readonly name = "InvocationBudgetError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly budget: number,
+  ) {
+    super(`run "${runId}" exceeded its budget of ${budget} invocations`);
+  }
+}
+
+/** Misuse of the step API (bad step name, unknown signal, a step called outside a run). */
+export class WorkflowDefinitionError extends WaymarkError {
+  override readonly name = "WorkflowDefinitionError" as const;
+  readonly retryable = false;
+}
+
+const BASE_KEYS = new Set(["name", "message", "stack", "retryable"]);
+
+/** Turns any thrown value into the journal's form. */
+export function serializeError(err: unknown): SerializedError {
+  if (err instanceof StepFailedError) {
+    return { name: err.name, message: err.message, fields: { stepId: err.stepId, attempts: err.attempts, failure: err.failure } };
+  }
+  if (err instanceof Error) {
+    const fields: Record<string, unknown> = {};
+    const own = err instanceof NonRetryableError ? { ...err.fields } : {};
+    for (const [k, v] of Object.entries(err)) {
+      if (BASE_KEYS.has(k) || k === "fields") continue;
+      own[k] = v;
+    }
+    for (const [k, v] of Object.entries(own)) {
+      const safe = jsonSafe(v);
+      if (safe !== undefined) fields[k] = safe;
+    }
+    const out: SerializedError = { name: typeof err.name === "string" ? err.name : "Error", message: String(err.message) };
+    if (Object.keys(fields).length > 0) out.fields = fields;
+    if (err.stack) out.stack = err.stack;
+    return out;
+  }
+  return { name: "NonErrorThrown", message: safeString(err) };
+}
+
+function jsonSafe(v: unknown): unknown {
+  try {
+    const text = JSON.stringify(v);
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeString(v: unknown): string {
+  try {
+    return typeof v === "string" ? v : JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** An error rebuilt from the journal whose class is the user's own: same name, message, fields. */
+export class RecordedError extends Error {
+  override readonly name: string;
+  readonly fields: Record<string, unknown>;
+  constructor(s: SerializedError) {
+    super(s.message);
+    this.name = s.name;
+    this.fields = s.fields ?? {};
+    Object.assign(this, this.fields);
+    if (s.stack) this.stack = s.stack;
+  }
+}
+
+/** Rebuilds the error a run or step failed with, so replay throws what the live run threw. */
+export function deserializeError(s: SerializedError): Error {
+  if (s.name === "StepFailedError" && s.fields) {
+    const f = s.fields as { stepId: string; attempts: number; failure: SerializedError };
+    return new StepFailedError(f.stepId, f.attempts, f.failure);
+  }
+  return new RecordedError(s);
+}
+
+/** True for errors that carry `retryable: false`. */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof WaymarkError) return err.retryable;
+  return true;
+}

@@ -1,0 +1,363 @@
+/**
+ * One execution of a workflow's code against its journal: the replay state machine behind the
+ * step API. It knows nothing of leases, stores or queues: it reads the parsed journal, appends
+ * records through `append`, and ends in an {@link Outcome} the engine persists.
+ *
+ * Suspension is not an exception: a step that must wait returns a promise that never settles,
+ * so user code cannot catch it. The execution ends when the workflow settles, or when nothing is
+ * running and something is blocked, after in-flight steps have written their records.
+ */
+import type { WakeReason } from "../ports.ts";
+import { type AnyWorkflow, type Step, type StepRunContext, type StepRunOptions, type WaitResult, assertName } from "./definition.ts";
+import { parseDuration } from "./duration.ts";
+import {
+  NonDeterminismError,
+  type SerializedError,
+  StepFailedError,
+  StepTimeoutError,
+  WorkflowDefinitionError,
+  serializeError,
+} from "./errors.ts";
+import { assertJsonSafe } from "./json.ts";
+import { mulberry32, hash32, uuidFrom } from "./random.ts";
+import type { AttemptRecord, JournalRecord, ResolutionRecord, RunStepRecord, StepRecord, Unstamped } from "./records.ts";
+import { JOURNAL_VERSION } from "./records.ts";
+import { nextRetryAt, resolveRetry } from "./retry.ts";
+import { JournalView } from "./journal-view.ts";
+
+/** Something the run waits for; the earliest `wakeAt` among blockers is when to wake. */
+export interface Blocker {
+  stepId: string;
+  wakeAt?: number;
+  key: string;
+  reason: WakeReason;
+  waitingFor: string;
+  /** The record announcing the wait, written at suspension if not yet journaled. */
+  record?: Unstamped<StepRecord>;
+  /** For waits: the signal name, re-checked after suspension to close the delivery race. */
+  signal?: string;
+}
+
+export type Outcome =
+  | { type: "completed"; result: unknown }
+  | { type: "failed"; error: SerializedError; nondeterminism?: boolean }
+  | { type: "suspended"; blockers: Blocker[] };
+
+/** One step event, for logs and the demo: replayed steps are reported as such. */
+export interface StepEvent {
+  stepId: string;
+  kind: "run" | "sleep" | "wait";
+  outcome: "replayed" | "completed" | "failed" | "retrying" | "blocked" | "resolved";
+  attempt?: number;
+  durationMs?: number;
+}
+
+export interface ExecutionOptions {
+  runId: string;
+  workflow: AnyWorkflow;
+  input: unknown;
+  journal: JournalView;
+  now: () => number;
+  /** Appends a record write-once; resolves to the record that won (ours or the existing one). */
+  append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
+  /** True when the invocation should checkpoint before starting another step (Lambda time). */
+  shouldYield?: () => boolean;
+  onStep?: (event: StepEvent) => void;
+}
+
+const never = <T>(): Promise<T> => new Promise<T>(() => {});
+
+export class Execution {
+  private readonly counters = new Map<string, number>();
+  private readonly visited = new Set<string>();
+  private readonly blockers: Blocker[] = [];
+  private readonly claimedSignals = new Set<string>();
+  private readonly pendingMarks: Record<string, number> = {};
+  private readonly rng: () => number;
+  private nowOrdinal = 0;
+  private inflight = 0;
+  private checkScheduled = false;
+  private settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+  private fatal: Error | undefined;
+  private done = false;
+  private resolveOutcome!: (o: Outcome) => void;
+  /** Wake keys made pointless by this execution (a wait resolved before its timeout). */
+  readonly cancelledWakes: string[] = [];
+
+  constructor(private readonly o: ExecutionOptions) {
+    this.rng = mulberry32(hash32(`random:${o.runId}`));
+  }
+
+  run(): Promise<Outcome> {
+    const outcome = new Promise<Outcome>((resolve) => {
+      this.resolveOutcome = resolve;
+    });
+    const step = this.stepApi();
+    Promise.resolve()
+      .then(() => this.o.workflow.fn(this.o.input, step))
+      .then(
+        (value) => this.settle({ ok: true, value }),
+        (error) => this.settle({ ok: false, error }),
+      );
+    return outcome;
+  }
+
+  private stepApi(): Step {
+    return {
+      runId: this.o.runId,
+      run: (name, fn, options) => this.runStep(name, fn, options),
+      sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
+      sleepUntil: (name, until) => this.sleep(name, () => (typeof until === "number" ? until : until.getTime())),
+      waitForSignal: (name, options) => this.wait(name, options?.timeout === undefined ? undefined : parseDuration(options.timeout)),
+      now: () => new Date(this.now()),
+      random: () => this.rng(),
+      uuid: () => uuidFrom(this.rng),
+    } as Step;
+  }
+
+  // ---- step.run -------------------------------------------------------------------------
+
+  private async runStep<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> {
+    const stepId = this.nextId(name);
+    if (this.done) return never();
+    const recorded = this.o.journal.step(stepId);
+    if (recorded) {
+      if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
+      this.visited.add(stepId);
+      this.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
+      return this.fromRecord<T>(recorded);
+    }
+    const policy = resolveRetry(options?.retries, this.o.workflow.retry);
+    const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
+    const prior = this.o.journal.attempts(stepId);
+    const last = prior.at(-1);
+    if (last && last.retryAt > this.o.now()) {
+      return this.block({ stepId, wakeAt: last.retryAt, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
+    }
+    if (this.o.shouldYield?.()) return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: "continue" });
+
+    this.inflight++;
+    try {
+      for (let attempt = prior.length + 1; ; attempt++) {
+        const startedAt = this.o.now();
+        try {
+          const value = await this.attempt(stepId, fn, attempt, timeoutMs);
+          assertJsonSafe(value, `result of step "${stepId}"`);
+          const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt });
+          this.emit({ stepId, kind: "run", outcome: "completed", attempt, durationMs: this.o.now() - startedAt });
+          return this.fromRecord<T>(record);
+        } catch (err) {
+          const error = serializeError(err);
+          const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.runId}/${stepId}`);
+          if (retryAt === undefined) {
+            const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt });
+            this.emit({ stepId, kind: "run", outcome: "failed", attempt, durationMs: this.o.now() - startedAt });
+            return this.fromRecord<T>(record);
+          }
+          const { won } = await this.write<AttemptRecord>({ type: "attempt", stepId, attempt, error, retryAt, startedAt });
+          this.emit({ stepId, kind: "run", outcome: "retrying", attempt, durationMs: this.o.now() - startedAt });
+          if (!won) {
+            // Another invocation recorded this attempt first: it owns the step now. Let the next
+            // invocation replay whatever it recorded.
+            return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: `retry:${stepId}` });
+          }
+          if (retryAt > this.o.now()) {
+            return this.block({ stepId, wakeAt: retryAt, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
+          }
+        }
+      }
+    } finally {
+      this.inflight--;
+      this.checkQuiescent();
+    }
+  }
+
+  private async attempt<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, attempt: number, timeoutMs: number | undefined): Promise<T> {
+    const controller = new AbortController();
+    const ctx: StepRunContext = { idempotencyKey: `${this.o.runId}/${stepId}`, attempt, signal: controller.signal };
+    if (timeoutMs === undefined) return await fn(ctx);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = new StepTimeoutError(stepId, timeoutMs);
+        controller.abort(err);
+        reject(err);
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([Promise.resolve().then(() => fn(ctx)), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private fromRecord<T>(record: JournalRecord): T {
+    if (record.type !== "step" || record.kind !== "run") throw new TypeError("not a run record");
+    if (record.status === "ok") return record.result as T;
+    throw new StepFailedError(record.stepId, record.attempts, record.error ?? { name: "Error", message: "unknown failure" });
+  }
+
+  // ---- step.sleep -----------------------------------------------------------------------
+
+  private async sleep(name: string, wakeAtIfNew: () => number): Promise<void> {
+    const stepId = this.nextId(name);
+    if (this.done) return never();
+    const recorded = this.o.journal.step(stepId);
+    if (recorded && recorded.kind !== "sleep") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a sleep step");
+    let wakeAt: number;
+    if (recorded) {
+      this.visited.add(stepId);
+      wakeAt = recorded.wakeAt;
+    } else {
+      wakeAt = wakeAtIfNew();
+      if (!Number.isFinite(wakeAt)) throw new WorkflowDefinitionError(`sleep "${stepId}": invalid wake time`);
+    }
+    if (this.o.now() >= wakeAt) {
+      if (!recorded) await this.write({ type: "step", kind: "sleep", stepId, wakeAt });
+      this.emit({ stepId, kind: "sleep", outcome: recorded ? "replayed" : "completed" });
+      return;
+    }
+    const blocker: Blocker = { stepId, wakeAt, key: `sleep:${stepId}`, reason: "sleep", waitingFor: `sleep:${stepId}` };
+    if (!recorded) blocker.record = { type: "step", kind: "sleep", stepId, wakeAt };
+    return this.block(blocker);
+  }
+
+  // ---- step.waitForSignal ---------------------------------------------------------------
+
+  private async wait(name: string, timeoutMs: number | undefined): Promise<WaitResult<unknown>> {
+    const stepId = this.nextId(name);
+    const schema = this.o.workflow.signals[name];
+    if (!schema) throw new WorkflowDefinitionError(`workflow "${this.o.workflow.name}" waits for signal "${name}" but does not declare it in durable({ signals })`);
+    if (this.done) return never();
+    const recorded = this.o.journal.step(stepId);
+    if (recorded && recorded.kind !== "wait") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a wait step");
+    if (recorded) this.visited.add(stepId);
+    const timeoutAt = recorded ? recorded.timeoutAt : timeoutMs === undefined ? undefined : this.o.now() + timeoutMs;
+
+    let resolution = this.o.journal.resolution(stepId);
+    if (!resolution) {
+      const buffered = this.o.journal.bufferedSignals(name).find((s) => !this.claimedSignals.has(s.signalId));
+      const timedOut = timeoutAt !== undefined && this.o.now() >= timeoutAt;
+      if (buffered || timedOut) {
+        if (buffered) this.claimedSignals.add(buffered.signalId);
+        if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
+        const ours: Unstamped<ResolutionRecord> = buffered ? { type: "resolution", stepId, via: "signal", signalId: buffered.signalId } : { type: "resolution", stepId, via: "timeout" };
+        resolution = (await this.write<ResolutionRecord>(ours)).record;
+        if (buffered && resolution.signalId !== buffered.signalId) this.claimedSignals.delete(buffered.signalId);
+        if (resolution.via === "signal" && recorded?.timeoutAt !== undefined) this.cancelledWakes.push(`timeout:${stepId}`);
+        this.emit({ stepId, kind: "wait", outcome: "resolved" });
+      }
+    } else {
+      this.emit({ stepId, kind: "wait", outcome: "replayed" });
+    }
+    if (resolution) {
+      if (resolution.via === "timeout") return { received: false };
+      const signal = resolution.signalId === undefined ? undefined : this.o.journal.signal(resolution.signalId);
+      if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
+      return { received: true, payload: schema.parse(signal.payload), signalId: signal.signalId };
+    }
+    const blocker: Blocker = { stepId, key: `timeout:${stepId}`, reason: "timeout", waitingFor: `signal:${name}`, signal: name };
+    if (timeoutAt !== undefined) blocker.wakeAt = timeoutAt;
+    if (!recorded) blocker.record = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) };
+    return this.block(blocker);
+  }
+
+  // ---- step.now -------------------------------------------------------------------------
+
+  private now(): number {
+    const ordinal = String(this.nowOrdinal++);
+    const recorded = this.o.journal.mark(ordinal);
+    if (recorded !== undefined) return recorded;
+    const value = this.o.now();
+    this.pendingMarks[ordinal] = value;
+    return value;
+  }
+
+  /** Writes the records of blockers first met in this execution (at suspension, after the wake is scheduled). */
+  async persistBlockers(): Promise<void> {
+    for (const blocker of this.blockers) if (blocker.record) await this.write(blocker.record);
+  }
+
+  // ---- machinery ------------------------------------------------------------------------
+
+  /** Stamps and appends a record; pending `now()` marks ride along (no extra write). */
+  private async write<R extends JournalRecord>(body: Unstamped<R>): Promise<{ record: R; won: boolean }> {
+    const at = this.o.now();
+    const record = { ...body, v: JOURNAL_VERSION, at } as JournalRecord;
+    const markKeys = Object.keys(this.pendingMarks);
+    if (markKeys.length > 0) {
+      record.marks = { ...this.pendingMarks };
+      for (const k of markKeys) delete this.pendingMarks[k];
+    }
+    const { record: winner, won } = await this.o.append(record);
+    return { record: winner as R, won };
+  }
+
+  private nextId(name: string): string {
+    assertName("step", name);
+    const n = (this.counters.get(name) ?? 0) + 1;
+    this.counters.set(name, n);
+    return n === 1 ? name : `${name}#${n}`;
+  }
+
+  private emit(event: StepEvent): void {
+    this.o.onStep?.(event);
+  }
+
+  private nondeterminism(stepId: string, expected: string, found: string): Promise<never> {
+    this.fatal ??= new NonDeterminismError(stepId, expected, found);
+    this.checkQuiescent();
+    return never();
+  }
+
+  private block<T>(blocker: Blocker): Promise<T> {
+    this.blockers.push(blocker);
+    this.emit({ stepId: blocker.stepId, kind: blocker.reason === "sleep" ? "sleep" : blocker.reason === "timeout" ? "wait" : "run", outcome: "blocked" });
+    this.checkQuiescent();
+    return never();
+  }
+
+  private settle(result: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+    this.settled ??= result;
+    this.checkQuiescent();
+  }
+
+  /**
+   * Ends the execution once nothing is in flight and the workflow has settled or is blocked.
+   * The check runs after pending microtasks (setImmediate), so code that continues after a
+   * step resolves gets to start its next step first.
+   */
+  private checkQuiescent(): void {
+    if (this.done || this.checkScheduled || this.inflight > 0) return;
+    if (!this.settled && !this.fatal && this.blockers.length === 0) return;
+    this.checkScheduled = true;
+    setImmediate(() => {
+      this.checkScheduled = false;
+      if (this.done || this.inflight > 0) return;
+      this.done = true;
+      this.resolveOutcome(this.decide());
+    });
+  }
+
+  private decide(): Outcome {
+    if (this.fatal) return { type: "failed", error: serializeError(this.fatal), nondeterminism: true };
+    const skipped = this.o.journal.stepIds().find((id) => !this.visited.has(id));
+    if (skipped) {
+      const record = this.o.journal.step(skipped);
+      const err = new NonDeterminismError(skipped, `a ${record?.kind ?? "?"} step "${skipped}"`, "never reached it (renamed or removed?)");
+      return { type: "failed", error: serializeError(err), nondeterminism: true };
+    }
+    if (this.settled) {
+      if (this.settled.ok) {
+        try {
+          assertJsonSafe(this.settled.value, "workflow result");
+        } catch (err) {
+          return { type: "failed", error: serializeError(err) };
+        }
+        return { type: "completed", result: this.settled.value };
+      }
+      return { type: "failed", error: serializeError(this.settled.error) };
+    }
+    return { type: "suspended", blockers: [...this.blockers] };
+  }
+}

@@ -1,0 +1,91 @@
+import type { StoredRecord } from "../ports.ts";
+import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord } from "./records.ts";
+import { parseRecord } from "./records.ts";
+
+/** A signal as the journal holds it, with its audit mark. */
+export type JournaledSignal = SignalRecord & { lateFor?: string };
+
+/**
+ * A run's journal, parsed and indexed for replay. Parsing every record up front means a record
+ * this code cannot read fails the invocation before any user code runs.
+ */
+export class JournalView {
+  private readonly steps = new Map<string, StepRecord>();
+  private readonly attemptsByStep = new Map<string, AttemptRecord[]>();
+  private readonly resolutions = new Map<string, ResolutionRecord>();
+  private readonly signals = new Map<string, JournaledSignal>();
+  private readonly marks = new Map<string, number>();
+  private readonly consumed = new Set<string>();
+  private buffered: JournaledSignal[] | undefined;
+
+  /** Throws `JournalFormatError` naming the first unreadable record. */
+  static parse(runId: string, stored: readonly StoredRecord[]): JournalView {
+    const view = new JournalView();
+    for (const s of stored) view.add(parseRecord(runId, s.key, s.body), s.lateFor);
+    return view;
+  }
+
+  private add(record: JournalRecord, lateFor: string | undefined): void {
+    if (record.marks) for (const [k, v] of Object.entries(record.marks)) this.marks.set(k, v);
+    switch (record.type) {
+      case "step":
+        this.steps.set(record.stepId, record);
+        break;
+      case "attempt": {
+        const list = this.attemptsByStep.get(record.stepId) ?? [];
+        list.push(record);
+        list.sort((a, b) => a.attempt - b.attempt);
+        this.attemptsByStep.set(record.stepId, list);
+        break;
+      }
+      case "resolution":
+        this.resolutions.set(record.stepId, record);
+        if (record.signalId !== undefined) this.consumed.add(record.signalId);
+        break;
+      case "signal":
+        this.signals.set(record.signalId, lateFor === undefined ? record : { ...record, lateFor });
+        break;
+    }
+  }
+
+  step(stepId: string): StepRecord | undefined {
+    return this.steps.get(stepId);
+  }
+
+  /** Ids of every recorded step (`run`, `sleep`, `wait`). */
+  stepIds(): string[] {
+    return [...this.steps.keys()];
+  }
+
+  attempts(stepId: string): readonly AttemptRecord[] {
+    return this.attemptsByStep.get(stepId) ?? [];
+  }
+
+  resolution(stepId: string): ResolutionRecord | undefined {
+    return this.resolutions.get(stepId);
+  }
+
+  signal(signalId: string): JournaledSignal | undefined {
+    return this.signals.get(signalId);
+  }
+
+  /** Signals of this name that no wait consumed and none came too late for, oldest first. */
+  bufferedSignals(name: string): JournaledSignal[] {
+    this.buffered ??= [...this.signals.values()]
+      .filter((s) => !this.consumed.has(s.signalId) && s.lateFor === undefined)
+      .sort((a, b) => a.at - b.at || (a.signalId < b.signalId ? -1 : 1));
+    return this.buffered.filter((s) => s.name === name);
+  }
+
+  /** Waits recorded without a resolution, in journal order. */
+  openWaits(): Array<StepRecord & { kind: "wait" }> {
+    const open: Array<StepRecord & { kind: "wait" }> = [];
+    for (const s of this.steps.values()) if (s.kind === "wait" && !this.resolutions.has(s.stepId)) open.push(s);
+    return open.sort((a, b) => a.at - b.at);
+  }
+
+  /** The recorded value of the n-th `step.now()`, if any. */
+  mark(ordinal: string): number | undefined {
+    return this.marks.get(ordinal);
+  }
+}

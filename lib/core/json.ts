@@ -1,0 +1,49 @@
+import { SerializationError } from "./errors.ts";
+
+/**
+ * Checks that a value survives a JSON round trip unchanged, so what a step returns live is
+ * exactly what replay returns from the journal. Throws {@link SerializationError} naming the
+ * offending path: functions, symbols, `BigInt`, non-finite numbers, class instances (a `Date`,
+ * a `Map`), `undefined` inside arrays, and cycles. `undefined` object properties are dropped,
+ * as JSON drops them.
+ */
+export function assertJsonSafe(value: unknown, path = "result"): void {
+  visit(value, path, new Set());
+}
+
+function visit(value: unknown, path: string, seen: Set<object>): void {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+    case "undefined":
+      return;
+    case "number":
+      if (!Number.isFinite(value)) throw new SerializationError(path, `${value} is not a JSON number`);
+      return;
+    case "bigint":
+      throw new SerializationError(path, "a BigInt has no JSON form (return it as a string)");
+    case "function":
+      throw new SerializationError(path, "a function has no JSON form");
+    case "symbol":
+      throw new SerializationError(path, "a symbol has no JSON form");
+  }
+  if (value === null) return;
+  const obj = value as object;
+  if (seen.has(obj)) throw new SerializationError(path, "the value contains a cycle");
+  seen.add(obj);
+  if (Array.isArray(obj)) {
+    obj.forEach((item, i) => {
+      if (item === undefined) throw new SerializationError(`${path}[${i}]`, "undefined in an array becomes null in JSON");
+      visit(item, `${path}[${i}]`, seen);
+    });
+  } else {
+    const proto = Object.getPrototypeOf(obj);
+    if (proto !== Object.prototype && proto !== null) {
+      const kind = (proto as { constructor?: { name?: string } }).constructor?.name ?? "object";
+      const hint = obj instanceof Date ? " (return date.toISOString())" : "";
+      throw new SerializationError(path, `a ${kind} instance does not survive JSON${hint}; return plain data`);
+    }
+    for (const [k, v] of Object.entries(obj)) visit(v, `${path}.${k}`, seen);
+  }
+  seen.delete(obj);
+}

@@ -1,0 +1,154 @@
+/**
+ * The journal's record formats. Stores keep records as opaque JSON under a key; the engine
+ * parses every record it loads with these schemas, so a record written by another code version
+ * (or corrupted) is a {@link JournalFormatError} naming the record, never a silent misreading.
+ *
+ * Keys (unique within a run; `#` never occurs in a step name):
+ *   step#<stepId>          a step's record: a finished `run`, a `sleep`, a `wait`
+ *   attempt#<stepId>#<n>   a failed attempt of a `run` step that will be retried
+ *   resolution#<stepId>    how a wait was resolved: a signal or its timeout (write-once: the race)
+ *   signal#<signalId>      a delivered signal (write-once: idempotent delivery)
+ */
+import { z } from "zod";
+import { JournalFormatError } from "./errors.ts";
+
+/** The record format this code writes. Records of other versions are refused, loudly. */
+export const JOURNAL_VERSION = 1;
+
+const SerializedErrorSchema = z.object({
+  name: z.string(),
+  message: z.string(),
+  fields: z.record(z.string(), z.unknown()).optional(),
+  stack: z.string().optional(),
+});
+
+const common = {
+  v: z.literal(JOURNAL_VERSION),
+  /** When the record was written (epoch ms, the writer's clock). */
+  at: z.number(),
+  /** Values of `step.now()` taken since the previous write, by ordinal (see context.ts). */
+  marks: z.record(z.string(), z.number()).optional(),
+};
+
+export const RunStepRecord = z.object({
+  ...common,
+  type: z.literal("step"),
+  kind: z.literal("run"),
+  stepId: z.string(),
+  status: z.enum(["ok", "failed"]),
+  result: z.unknown().optional(),
+  error: SerializedErrorSchema.optional(),
+  attempts: z.number().int().positive(),
+  startedAt: z.number(),
+});
+
+export const SleepRecord = z.object({
+  ...common,
+  type: z.literal("step"),
+  kind: z.literal("sleep"),
+  stepId: z.string(),
+  wakeAt: z.number(),
+});
+
+export const WaitRecord = z.object({
+  ...common,
+  type: z.literal("step"),
+  kind: z.literal("wait"),
+  stepId: z.string(),
+  signal: z.string(),
+  timeoutAt: z.number().optional(),
+});
+
+export const AttemptRecord = z.object({
+  ...common,
+  type: z.literal("attempt"),
+  stepId: z.string(),
+  attempt: z.number().int().positive(),
+  error: SerializedErrorSchema,
+  retryAt: z.number(),
+  startedAt: z.number(),
+});
+
+export const ResolutionRecord = z.object({
+  ...common,
+  type: z.literal("resolution"),
+  stepId: z.string(),
+  via: z.enum(["signal", "timeout"]),
+  signalId: z.string().optional(),
+});
+
+export const SignalRecord = z.object({
+  ...common,
+  type: z.literal("signal"),
+  signalId: z.string(),
+  name: z.string(),
+  payload: z.unknown(),
+});
+
+const StepRecordSchema = z.discriminatedUnion("kind", [RunStepRecord, SleepRecord, WaitRecord]);
+
+export type RunStepRecord = z.infer<typeof RunStepRecord>;
+export type SleepRecord = z.infer<typeof SleepRecord>;
+export type WaitRecord = z.infer<typeof WaitRecord>;
+export type StepRecord = RunStepRecord | SleepRecord | WaitRecord;
+export type AttemptRecord = z.infer<typeof AttemptRecord>;
+export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
+export type SignalRecord = z.infer<typeof SignalRecord>;
+export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord;
+/** A record body before the writer stamps version and time. */
+export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;
+
+export const keys = {
+  step: (stepId: string) => `step#${stepId}`,
+  attempt: (stepId: string, n: number) => `attempt#${stepId}#${n}`,
+  resolution: (stepId: string) => `resolution#${stepId}`,
+  signal: (signalId: string) => `signal#${signalId}`,
+};
+
+/** The key a record is stored under. */
+export function keyOf(r: JournalRecord): string {
+  switch (r.type) {
+    case "step":
+      return keys.step(r.stepId);
+    case "attempt":
+      return keys.attempt(r.stepId, r.attempt);
+    case "resolution":
+      return keys.resolution(r.stepId);
+    case "signal":
+      return keys.signal(r.signalId);
+  }
+}
+
+function schemaFor(body: unknown) {
+  const type = typeof body === "object" && body !== null ? (body as { type?: unknown }).type : undefined;
+  switch (type) {
+    case "step":
+      return StepRecordSchema;
+    case "attempt":
+      return AttemptRecord;
+    case "resolution":
+      return ResolutionRecord;
+    case "signal":
+      return SignalRecord;
+    default:
+      return undefined;
+  }
+}
+
+/** Parses one stored record; throws {@link JournalFormatError} naming it if this code cannot read it. */
+export function parseRecord(runId: string, key: string, body: unknown): JournalRecord {
+  const version = typeof body === "object" && body !== null ? (body as { v?: unknown }).v : undefined;
+  if (version !== JOURNAL_VERSION) {
+    throw new JournalFormatError(runId, key, `record format version ${JSON.stringify(version)}, this code reads version ${JOURNAL_VERSION}`);
+  }
+  const schema = schemaFor(body);
+  if (!schema) throw new JournalFormatError(runId, key, `unknown record type ${JSON.stringify((body as { type?: unknown }).type)}`);
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new JournalFormatError(runId, key, `${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
+  }
+  const record = parsed.data as JournalRecord;
+  if (keyOf(record) !== key) throw new JournalFormatError(runId, key, `record belongs under key "${keyOf(record)}"`);
+  return record;
+}

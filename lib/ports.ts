@@ -1,0 +1,185 @@
+/**
+ * The ports: everything the engine needs from the outside world. The core imports only these
+ * interfaces; SQLite, DynamoDB, SQS, the Scheduler and the in-memory test doubles implement them.
+ *
+ * Every store passes one contract suite (`test/contract/store-contract.ts`). The rules that
+ * make runs recoverable live in that contract: records are write-once, leases carry a fencing
+ * token that grows on every grant, and finishing or releasing a run is conditional on that token.
+ */
+import type { SerializedError } from "./core/errors.ts";
+
+/** Lifecycle of a run. `completed`, `failed` and `cancelled` are terminal. */
+export type RunStatus = "pending" | "running" | "suspended" | "completed" | "failed" | "cancelled";
+
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
+
+/** The run's meta record. */
+export interface RunMeta {
+  runId: string;
+  workflow: string;
+  /** The validated input, as JSON. */
+  input: unknown;
+  status: RunStatus;
+  createdAt: number;
+  updatedAt: number;
+  /**
+   * When the run next needs an invocation: its wake time while suspended, the lease expiry
+   * while running, `createdAt` while pending; absent when only a signal can move it (a wait
+   * without timeout) and once finished. The watchdog wakes runs whose `wakeAt` has passed.
+   */
+  wakeAt?: number;
+  /** What a suspended run waits for, e.g. `sleep:cool-off` or `signal:approval`. */
+  waitingFor?: string;
+  /** The current lease, if one was granted and not released. */
+  lease?: Lease;
+  /** The last fencing token granted (0 before the first grant). */
+  leaseToken: number;
+  /** Invocations granted so far (a guard against runaway self-wakes). */
+  invocations: number;
+  result?: unknown;
+  error?: SerializedError;
+  finishedAt?: number;
+}
+
+export interface Lease {
+  owner: string;
+  token: number;
+  expiresAt: number;
+}
+
+/** A new run, as `createRun` takes it. */
+export interface NewRun {
+  runId: string;
+  workflow: string;
+  input: unknown;
+  createdAt: number;
+}
+
+/** A record as stores keep it: an opaque JSON body under a key unique within the run. */
+export interface StoredRecord {
+  key: string;
+  body: unknown;
+  /** Set on a signal that lost a wait's race: the wait it came too late for. */
+  lateFor?: string;
+}
+
+/** A run's meta record and all of its records, read consistently. */
+export interface Journal {
+  run: RunMeta;
+  records: StoredRecord[];
+}
+
+export type AppendResult = { written: true } | { written: false; existing: StoredRecord };
+
+export type AcquireResult =
+  | { acquired: true; lease: Lease; run: RunMeta }
+  | { acquired: false; reason: "missing" | "finished" | "held"; run?: RunMeta };
+
+export interface AcquireRequest {
+  owner: string;
+  now: number;
+  ttlMs: number;
+  /** Take the lease even if unexpired, provided its token is still this one (a dead owner's). */
+  ifToken?: number;
+}
+
+/** What a released run looks like until its next invocation. */
+export interface SuspendUpdate {
+  now: number;
+  wakeAt?: number;
+  waitingFor?: string;
+}
+
+export interface FinishUpdate {
+  now: number;
+  status: "completed" | "failed" | "cancelled";
+  result?: unknown;
+  error?: SerializedError;
+  /** Finish only while this lease token is current; omit to finish regardless (cancel). */
+  token?: number;
+}
+
+export interface ListQuery {
+  status?: RunStatus;
+  limit?: number;
+  /** Opaque, from the previous page. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunMeta[];
+  cursor?: string;
+}
+
+/** Where runs and their journals live. */
+export interface JournalStore {
+  /** Creates the run if absent. Otherwise returns the existing run unchanged (`created: false`). */
+  createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }>;
+  getRun(runId: string): Promise<RunMeta | undefined>;
+  /** The meta record and every record of the run, with a consistent read, all pages. */
+  loadJournal(runId: string): Promise<Journal | undefined>;
+  /** Grants the lease if it is free or expired; the token grows by one on every grant. */
+  acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult>;
+  /** Extends the lease while its token is current. */
+  renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean>;
+  /** Suspends the run and frees the lease, if `token` is still current. */
+  releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean>;
+  /** Makes the run terminal and frees the lease; conditional on the token when one is given. */
+  finishRun(runId: string, update: FinishUpdate): Promise<boolean>;
+  /** Write-once: fails (returning the existing record) if the key is already recorded. */
+  appendRecord(runId: string, record: StoredRecord): Promise<AppendResult>;
+  /** Marks a signal as late for a wait (the loser of the race, kept for audit). */
+  markLate(runId: string, key: string, waitStepId: string): Promise<void>;
+  listRuns(query: ListQuery): Promise<RunPage>;
+  /** Non-terminal runs whose `wakeAt` is at or before `now`, oldest first. */
+  listDueRuns(now: number, limit: number): Promise<RunMeta[]>;
+}
+
+/** Why a run is woken. */
+export type WakeReason = "start" | "sleep" | "timeout" | "retry" | "signal" | "continue" | "watchdog";
+
+/** A request to invoke a run at a time. */
+export interface Wake {
+  runId: string;
+  /** Epoch ms; now or earlier means at once. */
+  at: number;
+  reason: WakeReason;
+  /**
+   * Deterministic name within the run (e.g. `timeout:approval`), so scheduling twice creates one
+   * wake and a resolved wait can cancel its timeout.
+   */
+  key: string;
+}
+
+/** Delivers wakes: the SQLite wake table locally; SQS delays and the Scheduler on AWS. */
+export interface WakeQueue {
+  schedule(wake: Wake): Promise<void>;
+  /** Best effort: an early or extra wake is harmless, it re-checks the journal. */
+  cancel(runId: string, key: string): Promise<void>;
+}
+
+/** Time, so tests can skip it. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A wake claimed from a pollable queue; `ack` it once the invocation is done. */
+export interface ClaimedWake extends Wake {
+  /** Changes whenever the wake is rescheduled, so acking an old claim keeps the new wake. */
+  generation: number;
+}
+
+/**
+ * A wake queue that its own host polls (the SQLite wake table, the in-memory test queue).
+ * Claiming hides a wake for `visibilityMs`, as SQS does: a host that dies mid-invocation
+ * leaves it to reappear, so no wake is lost to a crash.
+ */
+export interface PollableWakeQueue extends WakeQueue {
+  claimDue(now: number, limit: number, visibilityMs: number): Promise<ClaimedWake[]>;
+  /** Deletes the wake if it was not rescheduled since it was claimed. */
+  ack(wake: ClaimedWake): Promise<void>;
+  /** When the next wake becomes visible, if any. */
+  nextDueAt(): Promise<number | undefined>;
+}
