@@ -115,7 +115,7 @@ export class Engine {
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       onStep: (event) => {
         options.onStep?.(event);
-        if (event.outcome !== "replayed") this.o.log?.({ event: "step", runId, ...event });
+        if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
       },
     });
     const outcome = await execution.run();

@@ -45,6 +45,7 @@ export type Outcome =
 
 /** One step event, for logs and the demo: replayed steps are reported as such. */
 export interface StepEvent {
+  runId: string;
   stepId: string;
   kind: "run" | "sleep" | "wait";
   outcome: "replayed" | "completed" | "failed" | "retrying" | "blocked" | "resolved";
@@ -300,8 +301,8 @@ export class Execution {
     return n === 1 ? name : `${name}#${n}`;
   }
 
-  private emit(event: StepEvent): void {
-    this.o.onStep?.(event);
+  private emit(event: Omit<StepEvent, "runId">): void {
+    this.o.onStep?.({ runId: this.o.runId, ...event });
   }
 
   private nondeterminism(stepId: string, expected: string, found: string): Promise<never> {

@@ -47,3 +47,13 @@ function visit(value: unknown, path: string, seen: Set<object>): void {
   }
   seen.delete(obj);
 }
+
+/** JSON with object keys sorted, so equal values give equal text (used to compare run inputs). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  }) ?? "null";
+}

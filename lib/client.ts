@@ -1,0 +1,238 @@
+/**
+ * The client: start, signal, inspect and cancel runs, over the same ports the engine uses.
+ * Every call validates before it writes: a bad input, an unknown run, a signal that fails its
+ * schema or targets a resolved wait is a clear error and leaves the journal unchanged.
+ */
+import type { AnyWorkflow } from "./core/definition.ts";
+import {
+  InvalidInputError,
+  RunConflictError,
+  RunFinishedError,
+  RunNotFoundError,
+  SignalConflictError,
+  UnknownSignalError,
+  UnknownWorkflowError,
+  WaitNotFoundError,
+  WaitResolvedError,
+  type WaitDecision,
+} from "./core/errors.ts";
+import { JournalView } from "./core/journal-view.ts";
+import { assertJsonSafe, canonicalJson } from "./core/json.ts";
+import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, keys, parseRecord } from "./core/records.ts";
+import type { Registry } from "./core/registry.ts";
+import { zodIssues } from "./core/zod-issues.ts";
+import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
+
+const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
+
+export interface ClientOptions {
+  store: JournalStore;
+  wakes: WakeQueue;
+  clock: Clock;
+  workflows: Registry;
+}
+
+export interface StartOptions<I> {
+  /** Caller-chosen, stable: starting the same id with the same input again returns the run. */
+  runId: string;
+  input: I;
+}
+
+export interface StartResult {
+  runId: string;
+  /** False when the run already existed with this input (an idempotent retry). */
+  created: boolean;
+  run: RunMeta;
+}
+
+export interface SignalOptions {
+  /** Idempotency key of the delivery: the same id delivered twice is one signal. */
+  signalId?: string;
+  /** Target one wait (e.g. `approval#2`) instead of the oldest open wait for this signal. */
+  waitId?: string;
+}
+
+export interface SignalReceipt {
+  signalId: string;
+  /** `delivered`: it resolved a wait; `buffered`: no wait yet, the next one will take it. */
+  status: "delivered" | "buffered";
+  waitId?: string;
+}
+
+/** One record of a run's history, in write order. */
+export interface HistoryEntry {
+  key: string;
+  at: number;
+  record?: JournalRecord;
+  lateFor?: string;
+  /** Why this code cannot read the record (another code version). */
+  unreadable?: string;
+}
+
+/**
+ * Creates a client.
+ *
+ * @example
+ * ```ts
+ * const { client } = createLocalRuntime({ workflows: [orderFlow] });
+ * await client.start(orderFlow, { runId: "order-8472", input: order });
+ * await client.signal("order-8472", "approval", { approved: true, approver: "ana" });
+ * console.log((await client.get("order-8472")).status);
+ * ```
+ */
+export function createClient(o: ClientOptions): Client {
+  return new Client(o);
+}
+
+export class Client {
+  constructor(private readonly o: ClientOptions) {}
+
+  /** Starts a run, idempotently by run id. Throws `InvalidInputError` or `RunConflictError`. */
+  async start<I>(workflow: AnyWorkflow | string, options: StartOptions<I>): Promise<StartResult> {
+    const name = typeof workflow === "string" ? workflow : workflow.name;
+    const def = this.o.workflows.get(name);
+    if (!def) throw new UnknownWorkflowError(name);
+    const { runId, input } = options;
+    if (typeof runId !== "string" || !ID.test(runId)) {
+      throw new InvalidInputError("invalid run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
+    }
+    const parsed = def.input.safeParse(input);
+    if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
+    assertJsonSafe(input, "input");
+    const now = this.o.clock.now();
+    const { created, run } = await this.o.store.createRun({ runId, workflow: name, input, createdAt: now });
+    if (!created && (run.workflow !== name || canonicalJson(run.input) !== canonicalJson(input))) throw new RunConflictError(runId);
+    if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+    return { runId, created, run };
+  }
+
+  /**
+   * Delivers a signal. Resolves the oldest open wait for it, or buffers it for the next wait.
+   * Throws `WaitResolvedError` (the signal is kept as a late event) when its wait was already
+   * decided, `InvalidInputError` when the payload fails the declared schema.
+   */
+  async signal(runId: string, name: string, payload: unknown, options: SignalOptions = {}): Promise<SignalReceipt> {
+    const { store, clock } = this.o;
+    const run = await this.requireRun(runId);
+    if (TERMINAL_STATUSES.has(run.status)) {
+      // A retried delivery of a signal the run already took is answered as before.
+      const view = options.signalId === undefined ? undefined : await this.view(runId);
+      const waitId = view && options.signalId !== undefined ? findResolutionOf(view, options.signalId) : undefined;
+      if (options.signalId !== undefined && waitId !== undefined) return { signalId: options.signalId, status: "delivered", waitId };
+      throw new RunFinishedError(runId, run.status);
+    }
+    const def = this.o.workflows.get(run.workflow);
+    if (!def) throw new UnknownWorkflowError(run.workflow);
+    const schema = def.signals[name];
+    if (!schema) throw new UnknownSignalError(run.workflow, name);
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
+    assertJsonSafe(payload, "payload");
+    const signalId = options.signalId ?? globalThis.crypto.randomUUID();
+    if (!ID.test(signalId)) throw new InvalidInputError("invalid signal id", [{ path: "signalId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
+
+    if (options.waitId !== undefined) {
+      // Reject a stale or misdirected signal before writing anything.
+      const view = await this.view(runId);
+      const wait = view.step(options.waitId);
+      if (!wait || wait.kind !== "wait" || wait.signal !== name) throw new WaitNotFoundError(runId, options.waitId);
+      const decided = view.resolution(options.waitId);
+      if (decided && decided.signalId !== signalId) throw new WaitResolvedError(runId, options.waitId, decision(decided));
+    }
+
+    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload };
+    const put = await store.appendRecord(runId, { key: keys.signal(signalId), body: record });
+    if (!put.written) {
+      const existing = parseRecord(runId, put.existing.key, put.existing.body);
+      if (existing.type !== "signal" || existing.name !== name || canonicalJson(existing.payload) !== canonicalJson(payload)) {
+        throw new SignalConflictError(runId, signalId);
+      }
+    }
+
+    // Read after writing: either we see the wait, or the engine (which writes the wait, then
+    // reads signals) sees our signal. One of the two always resolves it.
+    const view = await this.view(runId);
+    const consumedBy = findResolutionOf(view, signalId);
+    if (consumedBy) return { signalId, status: "delivered", waitId: consumedBy };
+    const mine = view.signal(signalId);
+    if (mine?.lateFor !== undefined) {
+      const res = view.resolution(mine.lateFor);
+      if (res) throw new WaitResolvedError(runId, mine.lateFor, decision(res));
+    }
+    const target =
+      options.waitId !== undefined ? view.step(options.waitId) : view.openWaits().find((w) => w.signal === name);
+    if (!target || target.kind !== "wait") return { signalId, status: "buffered" };
+    // By name, the oldest buffered signal goes first; by wait id, this very signal.
+    const chosen = options.waitId !== undefined ? signalId : (view.bufferedSignals(name)[0]?.signalId ?? signalId);
+    let res = view.resolution(target.stepId);
+    if (!res) {
+      const ours: ResolutionRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "resolution", stepId: target.stepId, via: "signal", signalId: chosen };
+      const put2 = await store.appendRecord(runId, { key: keys.resolution(target.stepId), body: ours });
+      if (put2.written) {
+        if (target.timeoutAt !== undefined) await this.o.wakes.cancel(runId, `timeout:${target.stepId}`).catch(() => {});
+        await this.o.wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+        res = ours;
+      } else {
+        res = parseRecord(runId, put2.existing.key, put2.existing.body) as ResolutionRecord;
+      }
+    }
+    if (res.signalId === signalId) return { signalId, status: "delivered", waitId: target.stepId };
+    if (chosen !== signalId && res.signalId === chosen) return { signalId, status: "buffered" };
+    await store.markLate(runId, keys.signal(signalId), target.stepId);
+    throw new WaitResolvedError(runId, target.stepId, decision(res));
+  }
+
+  /** The run's meta record. Throws `RunNotFoundError`. */
+  async get(runId: string): Promise<RunMeta> {
+    return this.requireRun(runId);
+  }
+
+  /** Runs, newest first, optionally by status. */
+  async list(query: ListQuery = {}): Promise<RunPage> {
+    return this.o.store.listRuns(query);
+  }
+
+  /** The run's records in write order; records this code cannot read are shown, not hidden. */
+  async history(runId: string): Promise<{ run: RunMeta; entries: HistoryEntry[] }> {
+    const journal = await this.o.store.loadJournal(runId);
+    if (!journal) throw new RunNotFoundError(runId);
+    const entries: HistoryEntry[] = journal.records.map((r) => {
+      const at = typeof (r.body as { at?: unknown })?.at === "number" ? (r.body as { at: number }).at : 0;
+      try {
+        const record = parseRecord(runId, r.key, r.body);
+        return { key: r.key, at, record, ...(r.lateFor === undefined ? {} : { lateFor: r.lateFor }) };
+      } catch (err) {
+        return { key: r.key, at, unreadable: (err as Error).message };
+      }
+    });
+    entries.sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : 1));
+    return { run: journal.run, entries };
+  }
+
+  /** Cancels a run that has not finished. Returns false if it had. */
+  async cancel(runId: string): Promise<boolean> {
+    await this.requireRun(runId);
+    return this.o.store.finishRun(runId, { now: this.o.clock.now(), status: "cancelled" });
+  }
+
+  private async requireRun(runId: string): Promise<RunMeta> {
+    const run = await this.o.store.getRun(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    return run;
+  }
+
+  private async view(runId: string): Promise<JournalView> {
+    const journal = await this.o.store.loadJournal(runId);
+    if (!journal) throw new RunNotFoundError(runId);
+    return JournalView.parse(runId, journal.records);
+  }
+}
+
+function findResolutionOf(view: JournalView, signalId: string): string | undefined {
+  for (const id of view.stepIds()) if (view.resolution(id)?.signalId === signalId) return id;
+  return undefined;
+}
+
+function decision(r: ResolutionRecord): WaitDecision {
+  return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: "timeout", at: r.at };
+}

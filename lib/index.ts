@@ -1,0 +1,40 @@
+/**
+ * `waymark`: define durable workflows and talk to their runs.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { durable } from "waymark";
+ *
+ * export const chargeFlow = durable({ name: "charge-flow", input: z.object({ orderId: z.string() }) },
+ *   async ({ orderId }, step) => {
+ *     const charge = await step.run("charge_card", ({ idempotencyKey }) => payments.charge(orderId, idempotencyKey));
+ *     await step.run("send_receipt", () => mailer.receipt(orderId, charge));
+ *     return charge;
+ *   });
+ * ```
+ */
+export { durable } from "./core/definition.ts";
+export type {
+  AnyWorkflow,
+  DurableOptions,
+  SignalMap,
+  Step,
+  StepRunContext,
+  StepRunOptions,
+  WaitOptions,
+  WaitResult,
+  Workflow,
+  WorkflowFn,
+} from "./core/definition.ts";
+export type { Duration } from "./core/duration.ts";
+export { parseDuration } from "./core/duration.ts";
+export * from "./core/errors.ts";
+export type { RetryOptions } from "./core/retry.ts";
+export { Engine, type EngineOptions, type InvocationResult, type InvokeOptions, type LogEntry } from "./core/engine.ts";
+export type { StepEvent } from "./core/execution.ts";
+export { createRegistry, type Registry } from "./core/registry.ts";
+export { Client, createClient, type ClientOptions, type HistoryEntry, type SignalOptions, type SignalReceipt, type StartOptions, type StartResult } from "./client.ts";
+export type * from "./ports.ts";
+export { systemClock, TERMINAL_STATUSES } from "./ports.ts";
+export type { JournalRecord, StepRecord, SignalRecord, ResolutionRecord, AttemptRecord } from "./core/records.ts";
