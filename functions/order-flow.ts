@@ -1,0 +1,59 @@
+/**
+ * The order workflow: reserve stock, score fraud, wait up to 24 h for a human approval, charge,
+ * create a shipping label, notify the customer. A rejection or a timeout releases the stock.
+ * Written only against the public API, as a user would.
+ */
+import { z } from "zod";
+import { durable } from "waymark";
+import { FakePayments } from "./services/payments.ts";
+import { FakeShop } from "./services/shop.ts";
+
+export const Order = z.object({
+  orderId: z.string().min(1),
+  sku: z.string().min(1),
+  quantity: z.number().int().positive(),
+  amount: z.number().positive(),
+  email: z.string().email(),
+  address: z.string().min(1),
+});
+export type Order = z.infer<typeof Order>;
+
+export const Approval = z.object({
+  approved: z.boolean(),
+  approver: z.string().min(1),
+  note: z.string().max(500).optional(),
+});
+
+// The fake providers keep their state in files under this folder (created on first use).
+const dir = () => process.env.WAYMARK_DEMO_DIR ?? ".waymark/demo";
+let services: { shop: FakeShop; payments: FakePayments } | undefined;
+const use = () => (services ??= { shop: new FakeShop(dir()), payments: new FakePayments(dir()) });
+
+export const orderFlow = durable(
+  { name: "order-flow", input: Order, signals: { approval: Approval } },
+  async (order, step) => {
+    const hold = await step.run("reserve", ({ idempotencyKey }) => use().shop.reserve(order.sku, order.quantity, idempotencyKey));
+    const fraud = await step.run("fraud_check", ({ idempotencyKey }) => use().shop.fraudScore(order.orderId, order.amount, idempotencyKey));
+
+    const approval = await step.waitForSignal("approval", { timeout: "24h" });
+    if (!approval.received || !approval.payload.approved) {
+      await step.run("release", ({ idempotencyKey }) => use().shop.release(hold.holdId, idempotencyKey));
+      return { status: approval.received ? "rejected" : "expired", orderId: order.orderId, fraudScore: fraud.score };
+    }
+
+    const charge = await step.run("charge", ({ idempotencyKey }) =>
+      use().payments.charge(order.orderId, order.amount, { idempotencyKey }),
+    );
+    const label = await step.run("create_label", ({ idempotencyKey }) => use().shop.label(order.orderId, order.address, idempotencyKey));
+    await step.run("notify_customer", ({ idempotencyKey }) =>
+      use().shop.notify(order.email, `Order ${order.orderId} ships with ${label.carrier} ${label.trackingNumber}`, idempotencyKey),
+    );
+    return {
+      status: "shipped",
+      orderId: order.orderId,
+      chargeId: charge.chargeId,
+      trackingNumber: label.trackingNumber,
+      approvedBy: approval.payload.approver,
+    };
+  },
+);

@@ -1,0 +1,80 @@
+/** Renders a run's history as a timeline table (the CLI's `runs show`, the demo's summary). */
+import type { HistoryEntry } from "../client.ts";
+import type { RunMeta } from "../ports.ts";
+
+export interface TimelineRow {
+  step: string;
+  kind: string;
+  status: string;
+  attempts: string;
+  duration: string;
+  preview: string;
+}
+
+/** One row per step (failed attempts folded in), plus signals no wait consumed. */
+export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
+  const rows: TimelineRow[] = [];
+  const resolutions = new Map<string, HistoryEntry["record"] & { type: "resolution" }>();
+  const signals = new Map<string, HistoryEntry["record"] & { type: "signal" }>();
+  const attempts = new Map<string, number>();
+  for (const e of entries) {
+    const r = e.record;
+    if (r?.type === "resolution") resolutions.set(r.stepId, r);
+    if (r?.type === "signal") signals.set(r.signalId, r);
+    if (r?.type === "attempt") attempts.set(r.stepId, Math.max(attempts.get(r.stepId) ?? 0, r.attempt));
+  }
+  const consumed = new Set([...resolutions.values()].flatMap((r) => (r.signalId ? [r.signalId] : [])));
+  for (const e of entries) {
+    const r = e.record;
+    if (!r) {
+      rows.push({ step: e.key, kind: "?", status: "unreadable", attempts: "", duration: "", preview: e.unreadable ?? "" });
+      continue;
+    }
+    if (r.type === "step" && r.kind === "run") {
+      rows.push({ step: r.stepId, kind: "run", status: r.status, attempts: String(r.attempts), duration: ms(r.at - r.startedAt), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
+    } else if (r.type === "step" && r.kind === "sleep") {
+      rows.push({ step: r.stepId, kind: "sleep", status: "until", attempts: "", duration: ms(r.wakeAt - r.at), preview: new Date(r.wakeAt).toISOString() });
+    } else if (r.type === "step" && r.kind === "wait") {
+      const res = resolutions.get(r.stepId);
+      const sig = res?.signalId ? signals.get(res.signalId) : undefined;
+      const status = !res ? "waiting" : res.via === "timeout" ? "timed out" : "signalled";
+      rows.push({ step: r.stepId, kind: "wait", status, attempts: "", duration: res ? ms(res.at - r.at) : "", preview: sig ? preview(sig.payload) : r.timeoutAt ? `timeout ${new Date(r.timeoutAt).toISOString()}` : "" });
+    } else if (r.type === "attempt" && !entries.some((x) => x.record?.type === "step" && x.record.stepId === r.stepId)) {
+      if (attempts.get(r.stepId) === r.attempt) {
+        rows.push({ step: r.stepId, kind: "run", status: "retrying", attempts: String(r.attempt), duration: "", preview: `${r.error.name}: ${r.error.message}; next ${new Date(r.retryAt).toISOString()}` });
+      }
+    } else if (r.type === "signal" && !consumed.has(r.signalId)) {
+      rows.push({ step: r.name, kind: "signal", status: e.lateFor ? `late for ${e.lateFor}` : "buffered", attempts: "", duration: "", preview: preview(r.payload) });
+    }
+  }
+  return rows;
+}
+
+/** The run header and its timeline as text. */
+export function formatTimeline(run: RunMeta, entries: readonly HistoryEntry[]): string {
+  const header = [
+    `run ${run.runId}  workflow ${run.workflow}  status ${run.status}`,
+    `created ${new Date(run.createdAt).toISOString()}  invocations ${run.invocations}` +
+      (run.waitingFor ? `  waiting for ${run.waitingFor}` : "") +
+      (run.wakeAt !== undefined && run.status === "suspended" ? `  wakes ${new Date(run.wakeAt).toISOString()}` : ""),
+  ];
+  const rows = timelineRows(entries);
+  const table = [["#", "step", "kind", "status", "attempts", "duration", "result"], ...rows.map((r, i) => [String(i + 1), r.step, r.kind, r.status, r.attempts, r.duration, r.preview])];
+  const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => (row[c] ?? "").length)));
+  const lines = table.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c] ?? 0))).join("  ").trimEnd());
+  const outcome = run.status === "completed" ? [`result ${preview(run.result, 200)}`] : run.error ? [`error ${run.error.name}: ${run.error.message}`] : [];
+  return [...header, "", ...lines, ...(outcome.length ? ["", ...outcome] : [])].join("\n");
+}
+
+function preview(value: unknown, max = 60): string {
+  const text = value === undefined ? "" : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function ms(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return "";
+  if (n < 1_000) return `${Math.round(n)} ms`;
+  if (n < 60_000) return `${(n / 1_000).toFixed(1)} s`;
+  if (n < 3_600_000) return `${(n / 60_000).toFixed(1)} min`;
+  return `${(n / 3_600_000).toFixed(1)} h`;
+}

@@ -1,0 +1,183 @@
+/**
+ * The embedded default: the engine on a SQLite journal (one file, WAL), a wake table in the
+ * same file, and a timer loop, all in one process. `kill -9` loses nothing: a new process on
+ * the same file takes over the dead one's leases and due wakes and resumes every run.
+ */
+import { hostname } from "node:os";
+import { Client } from "../client.ts";
+import type { AnyWorkflow } from "../core/definition.ts";
+import { Engine, type InvocationResult, type LogEntry } from "../core/engine.ts";
+import type { StepEvent } from "../core/execution.ts";
+import { createRegistry } from "../core/registry.ts";
+import { RunNotFoundError } from "../core/errors.ts";
+import { type Lease, type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
+import { drainDueWakes } from "../wake-loop.ts";
+import { openLocalDatabase } from "./database.ts";
+import { SqliteJournalStore } from "./sqlite-store.ts";
+import { SqliteWakeTable } from "./wake-table.ts";
+
+export interface LocalRuntimeOptions {
+  workflows: ReadonlyArray<AnyWorkflow>;
+  /** The journal file. Default `.waymark/journal.db`. */
+  file?: string;
+  /** Most runs invoked at once. Default 8. */
+  concurrency?: number;
+  /** Longest idle pause between polls of the wake table (other processes may add wakes). Default 50 ms. */
+  pollIntervalMs?: number;
+  /** Lease length, renewed while a run executes. Default 10 s. */
+  leaseTtlMs?: number;
+  /** How often the watchdog looks for overdue runs. Default 5 s. */
+  watchdogIntervalMs?: number;
+  log?: (entry: LogEntry) => void;
+  onStep?: (event: StepEvent) => void;
+  onInvocation?: (runId: string, result: InvocationResult) => void;
+}
+
+const ownerPrefix = `local:${hostname()}:`;
+
+/** True when a lease belongs to a process on this machine that no longer exists. */
+export function isDeadLocalOwner(lease: Lease): boolean {
+  if (!lease.owner.startsWith(ownerPrefix)) return false;
+  const pid = Number(lease.owner.slice(ownerPrefix.length).split(":")[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Creates the local runtime. Call `start()` to begin executing runs.
+ *
+ * @example
+ * ```ts
+ * import { createLocalRuntime } from "waymark/local";
+ * const rt = createLocalRuntime({ workflows: [orderFlow], file: ".waymark/journal.db" });
+ * rt.start();
+ * await rt.client.start(orderFlow, { runId: "order-8472", input: order });
+ * const run = await rt.waitForRun("order-8472");
+ * await rt.close();
+ * ```
+ */
+export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
+  return new LocalRuntime(options);
+}
+
+export class LocalRuntime {
+  readonly owner = `${ownerPrefix}${process.pid}:${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  readonly store: SqliteJournalStore;
+  readonly wakes: SqliteWakeTable;
+  readonly client: Client;
+  readonly engine: Engine;
+  private readonly db: ReturnType<typeof openLocalDatabase>;
+  private running = false;
+  private loopDone: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly pollMs: number;
+
+  constructor(private readonly o: LocalRuntimeOptions) {
+    this.db = openLocalDatabase(o.file ?? ".waymark/journal.db");
+    this.store = new SqliteJournalStore(this.db);
+    this.pollMs = o.pollIntervalMs ?? 50;
+    // Wakes due now interrupt the idle pause instead of waiting for the next poll.
+    this.wakes = new SqliteWakeTable(this.db, {
+      onSchedule: (wake: Wake) => {
+        if (wake.at <= Date.now() + this.pollMs) this.wakeUp?.();
+      },
+    });
+    const workflows = createRegistry(o.workflows);
+    const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows };
+    this.client = new Client(ports);
+    this.engine = new Engine({
+      ...ports,
+      owner: this.owner,
+      leaseTtlMs: o.leaseTtlMs ?? 10_000,
+      ...(o.log ? { log: o.log } : {}),
+    });
+  }
+
+  /** Recovers runs left by dead processes, then executes due wakes until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.recover().then(() => this.loop());
+    this.watchdog = setInterval(() => void this.sweep().catch(() => {}), this.o.watchdogIntervalMs ?? 5_000);
+    this.watchdog.unref();
+  }
+
+  /** Stops polling and waits for invocations in progress. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.watchdog);
+    this.wakeUp?.();
+    await this.loopDone;
+  }
+
+  /** Stops and closes the journal file. */
+  async close(): Promise<void> {
+    await this.stop();
+    this.db.close();
+  }
+
+  /** Resolves when the run is completed, failed or cancelled (polling the journal). */
+  async waitForRun(runId: string, options: { timeoutMs?: number } = {}): Promise<RunMeta> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const run = await this.store.getRun(runId);
+      if (!run) throw new RunNotFoundError(runId);
+      if (TERMINAL_STATUSES.has(run.status)) return run;
+      if (Date.now() > deadline) throw new Error(`run "${runId}" still ${run.status} after ${options.timeoutMs ?? 60_000} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      await drainDueWakes({
+        engine: this.engine,
+        wakes: this.wakes,
+        clock: systemClock,
+        visibilityMs: (this.o.leaseTtlMs ?? 10_000) * 2,
+        concurrency: this.o.concurrency ?? 8,
+        invoke: {
+          mayBreak: isDeadLocalOwner,
+          ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
+        },
+        ...(this.o.onInvocation ? { onResult: this.o.onInvocation } : {}),
+        onError: (runId, error) => this.o.log?.({ event: "invocation-error", runId, error: String(error) }),
+      });
+      if (!this.running) break;
+      const next = await this.wakes.nextDueAt();
+      const pause = next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - Date.now()));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
+    }
+  }
+
+  /** Runs whose lease a dead local process holds are woken now rather than at lease expiry. */
+  private async recover(): Promise<void> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listRuns({ status: "running", ...(cursor ? { cursor } : {}) });
+      for (const run of page.runs) {
+        if (run.lease && isDeadLocalOwner(run.lease)) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "recover" });
+      }
+      cursor = page.cursor;
+    } while (cursor);
+  }
+
+  /** The watchdog: a run whose wake time passed without progress is woken again. */
+  private async sweep(): Promise<void> {
+    const overdue = await this.store.listDueRuns(Date.now() - 1_000, 100);
+    for (const run of overdue) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "watchdog" });
+  }
+}
