@@ -26,8 +26,11 @@ export const Approval = z.object({
 
 // The fake providers keep their state in files under this folder (created on first use).
 const dir = () => process.env.WAYMARK_DEMO_DIR ?? ".waymark/demo";
-let services: { shop: FakeShop; payments: FakePayments } | undefined;
-const use = () => (services ??= { shop: new FakeShop(dir()), payments: new FakePayments(dir()) });
+let services: { dir: string; shop: FakeShop; payments: FakePayments } | undefined;
+function use(): { shop: FakeShop; payments: FakePayments } {
+  if (services?.dir !== dir()) services = { dir: dir(), shop: new FakeShop(dir()), payments: new FakePayments(dir()) };
+  return services;
+}
 
 export const orderFlow = durable(
   { name: "order-flow", input: Order, signals: { approval: Approval } },
