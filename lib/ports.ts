@@ -158,6 +158,19 @@ export interface WakeQueue {
   cancel(runId: string, key: string): Promise<void>;
 }
 
+/** What a capability link is bound to. */
+export interface LinkClaims {
+  runId: string;
+  waitId: string;
+  signal: string;
+  expiresAt?: number;
+}
+
+/** Mints capability links for waits (signed tokens); deterministic for the same claims. */
+export interface ApprovalLinks {
+  mint(claims: LinkClaims): { token: string; url: string | undefined };
+}
+
 /** Time, so tests can skip it. */
 export interface Clock {
   now(): number;

@@ -29,6 +29,23 @@ export type WaitResult<T> = { received: true; payload: T; signalId: string } | {
 export interface WaitOptions {
   /** Give up after this long: the wait then resolves to `{ received: false }`. */
   timeout?: Duration;
+  /**
+   * Runs once, as a journaled step (`<waitId>:notify`), before the run suspends, with a
+   * capability link bound to this wait: send it to the approver by mail or chat. Needs the
+   * runtime to be configured with a webhook secret.
+   */
+  notify?: (link: ApprovalLink) => Promise<unknown> | unknown;
+}
+
+/** A single-use capability to resolve one wait, for a human approver. */
+export interface ApprovalLink {
+  runId: string;
+  waitId: string;
+  /** Unguessable and signed; bound to run, wait and expiry. */
+  token: string;
+  /** The full URL when the runtime knows its public base URL. */
+  url: string | undefined;
+  expiresAt: number | undefined;
 }
 
 /**

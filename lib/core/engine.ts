@@ -9,7 +9,7 @@ import type { AnyWorkflow } from "./definition.ts";
 import { InvalidInputError, JournalFormatError, UnknownWorkflowError, type SerializedError, serializeError, InvocationBudgetError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
 import { type JournalRecord, keyOf, parseRecord } from "./records.ts";
-import type { Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";
+import type { ApprovalLinks, Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
 
@@ -39,6 +39,8 @@ export interface EngineOptions {
   leaseTtlMs?: number;
   /** Invocations one run may take before it fails (a guard against runaway self-wakes). Default 10,000. */
   maxInvocations?: number;
+  /** Mints approval links for `waitForSignal({ notify })`. */
+  links?: ApprovalLinks;
   log?: (entry: LogEntry) => void;
 }
 
@@ -113,6 +115,7 @@ export class Engine {
       now: () => clock.now(),
       append: (record) => this.append(runId, record),
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
+      ...(this.o.links ? { links: this.o.links } : {}),
       onStep: (event) => {
         options.onStep?.(event);
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });

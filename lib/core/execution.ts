@@ -7,8 +7,8 @@
  * so user code cannot catch it. The execution ends when the workflow settles, or when nothing is
  * running and something is blocked, after in-flight steps have written their records.
  */
-import type { WakeReason } from "../ports.ts";
-import { type AnyWorkflow, type Step, type StepRunContext, type StepRunOptions, type WaitResult, assertName } from "./definition.ts";
+import type { ApprovalLinks, WakeReason } from "../ports.ts";
+import { type AnyWorkflow, type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult, assertName } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import {
   NonDeterminismError,
@@ -63,6 +63,8 @@ export interface ExecutionOptions {
   append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
   /** True when the invocation should checkpoint before starting another step (Lambda time). */
   shouldYield?: () => boolean;
+  /** Mints the links `waitForSignal({ notify })` hands out. */
+  links?: ApprovalLinks;
   onStep?: (event: StepEvent) => void;
 }
 
@@ -109,7 +111,7 @@ export class Execution {
       run: (name, fn, options) => this.runStep(name, fn, options),
       sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
       sleepUntil: (name, until) => this.sleep(name, () => (typeof until === "number" ? until : until.getTime())),
-      waitForSignal: (name, options) => this.wait(name, options?.timeout === undefined ? undefined : parseDuration(options.timeout)),
+      waitForSignal: (name, options) => this.wait(name, options),
       now: () => new Date(this.now()),
       random: () => this.rng(),
       uuid: () => uuidFrom(this.rng),
@@ -121,6 +123,10 @@ export class Execution {
   private async runStep<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> {
     const stepId = this.nextId(name);
     if (this.done) return never();
+    return this.runStepWithId(stepId, fn, options);
+  }
+
+  private async runStepWithId<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> {
     const recorded = this.o.journal.step(stepId);
     if (recorded) {
       if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
@@ -225,8 +231,9 @@ export class Execution {
 
   // ---- step.waitForSignal ---------------------------------------------------------------
 
-  private async wait(name: string, timeoutMs: number | undefined): Promise<WaitResult<unknown>> {
+  private async wait(name: string, options: WaitOptions | undefined): Promise<WaitResult<unknown>> {
     const stepId = this.nextId(name);
+    const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     const schema = this.o.workflow.signals[name];
     if (!schema) throw new WorkflowDefinitionError(`workflow "${this.o.workflow.name}" waits for signal "${name}" but does not declare it in durable({ signals })`);
     if (this.done) return never();
@@ -257,10 +264,29 @@ export class Execution {
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
       return { received: true, payload: schema.parse(signal.payload), signalId: signal.signalId };
     }
+    const waitRecord: Unstamped<StepRecord> = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) };
+    let written = recorded !== undefined;
+    if (options?.notify) {
+      // The wait is recorded before its link goes out, so the link always points at a real wait.
+      if (!written) await this.write(waitRecord);
+      written = true;
+      await this.notify(stepId, name, timeoutAt, options.notify);
+    }
     const blocker: Blocker = { stepId, key: `timeout:${stepId}`, reason: "timeout", waitingFor: `signal:${name}`, signal: name };
     if (timeoutAt !== undefined) blocker.wakeAt = timeoutAt;
-    if (!recorded) blocker.record = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) };
+    if (!written) blocker.record = waitRecord;
     return this.block(blocker);
+  }
+
+  /** Hands the approver a capability link, once: a journaled step with an id derived from the wait's. */
+  private async notify(waitId: string, signal: string, expiresAt: number | undefined, notify: NonNullable<WaitOptions["notify"]>): Promise<void> {
+    const links = this.o.links;
+    if (!links) throw new WorkflowDefinitionError(`wait "${waitId}" asks for an approval link, but this runtime has no webhook secret configured`);
+    const { token, url } = links.mint({ runId: this.o.runId, waitId, signal, ...(expiresAt === undefined ? {} : { expiresAt }) });
+    await this.runStepWithId(`${waitId}:notify`, async () => {
+      await notify({ runId: this.o.runId, waitId, token, url, expiresAt });
+      return null;
+    });
   }
 
   // ---- step.now -------------------------------------------------------------------------
