@@ -5,6 +5,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["waymark-source"] } },
   test: {
     include: ["test/**/*.test.ts"],
+    // Starts DynamoDB Local and the SQS emulator once per run (test/setup/global.ts).
+    globalSetup: ["test/setup/global.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

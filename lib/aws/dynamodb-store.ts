@@ -1,0 +1,374 @@
+/**
+ * The production journal store: one DynamoDB table (layout in `table-definition.ts`).
+ *
+ * Every rule of the contract is one conditional request, and the hot path has no transaction:
+ *
+ *   appendRecord   PutItem  if attribute_not_exists(pk)       the loser gets the winner's record
+ *                                                              back in the same response (ALL_OLD)
+ *   acquireLease   UpdateItem on meta  if not finished AND (no lease OR lease expired OR
+ *                  lease token = ifToken); the token grows by one (ALL_OLD on refusal says why)
+ *   renew/release  UpdateItem on meta  if lease held AND token = mine AND not finished
+ *   finishRun      UpdateItem on meta  if not finished [AND lease held AND token = mine]
+ *
+ * A race, told as a timeline (two invocations of one run, a duplicate wake):
+ *
+ *   A: PutItem step#charge (absent)   -> written
+ *   B: PutItem step#charge (present)  -> ConditionalCheckFailed + A's item -> B adopts A's result
+ *
+ * `ConditionalCheckFailedException` is an answer, never an error; transient errors are retried
+ * (see `dynamodb-client.ts`).
+ *
+ * Finished runs get `expiresAt` (TTL) on their meta item only: the table's TTL deletes the meta,
+ * and records of the run are left until a cleanup (e.g. on the TTL stream) removes them. So a
+ * run id reused after retention could find a predecessor's records: `createRun` sweeps them
+ * before it writes the new meta item (a rare, conditional cleanup; see `sweepLeftovers`).
+ */
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+} from "@aws-sdk/client-dynamodb";
+import {
+  TERMINAL_STATUSES,
+  type AcquireRequest,
+  type AcquireResult,
+  type AppendResult,
+  type FinishUpdate,
+  type Journal,
+  type JournalStore,
+  type ListQuery,
+  type NewRun,
+  type RunMeta,
+  type RunPage,
+  type StoredRecord,
+  type SuspendUpdate,
+} from "../ports.ts";
+import {
+  A,
+  META_SK,
+  decodeMeta,
+  decodeRecord,
+  itemSize,
+  n,
+  newMetaItem,
+  pkOf,
+  recordItem,
+  s,
+  shardOf,
+  statusPartition,
+  toJson,
+  wakeIndexKeys,
+  type Item,
+} from "./dynamodb-codec.ts";
+import { isErrorNamed, retryConflicts } from "./dynamodb-client.ts";
+import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
+import { UpdateBuilder } from "./dynamodb-update.ts";
+import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError } from "./errors.ts";
+import { TTL_ATTRIBUTE } from "./table-definition.ts";
+
+export interface DynamoJournalStoreOptions {
+  /** A configured client; `createJournalDynamoClient()` gives one with the journal's retry settings. */
+  client: DynamoDBClient;
+  tableName: string;
+  /** How long a finished run stays before TTL removes it. Default 30 days. */
+  retentionDays?: number;
+}
+
+const DAY_S = 86_400;
+
+/**
+ * A {@link JournalStore} on one DynamoDB table.
+ *
+ * @example
+ * ```ts
+ * const store = new DynamoJournalStore({ client: createJournalDynamoClient(), tableName: "waymark-journal" });
+ * await store.createRun({ runId: "order-1", workflow: "order-flow", input: { sku: "A1" }, createdAt: Date.now() });
+ * const res = await store.appendRecord("order-1", { key: "step#charge", body: { v: 1 } });
+ * if (!res.written) console.log("already recorded:", res.existing.body);
+ * ```
+ */
+export class DynamoJournalStore implements JournalStore {
+  private readonly client: DynamoDBClient;
+  private readonly table: string;
+  private readonly retentionS: number;
+
+  constructor(options: DynamoJournalStoreOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.retentionS = Math.round((options.retentionDays ?? 30) * DAY_S);
+  }
+
+  async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
+    const existing = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(run.runId), ConsistentRead: true })));
+    const nowS = Math.floor(run.createdAt / 1000);
+    if (existing.Item && !isExpired(existing.Item, nowS)) return { created: false, run: decodeMeta(existing.Item) };
+    await this.sweepLeftovers(run.runId, run.createdAt);
+
+    const meta: RunMeta = {
+      runId: run.runId,
+      workflow: run.workflow,
+      input: run.input,
+      status: "pending",
+      createdAt: run.createdAt,
+      updatedAt: run.createdAt,
+      wakeAt: run.createdAt,
+      leaseToken: 0,
+      invocations: 0,
+    };
+    const item = newMetaItem(meta);
+    const size = itemSize(item);
+    if (size > DYNAMODB_ITEM_LIMIT_BYTES) throw new RecordTooLargeError(run.runId, META_SK, size);
+    try {
+      await retryConflicts(() => this.client.send(new PutItemCommand({
+        TableName: this.table,
+        Item: item,
+        ConditionExpression: "attribute_not_exists(pk) OR #ttl <= :nowS",
+        ExpressionAttributeNames: { "#ttl": TTL_ATTRIBUTE },
+        ExpressionAttributeValues: { ":nowS": n(nowS) },
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      })));
+    } catch (err) {
+      // A concurrent start of the same run id won.
+      if (err instanceof ConditionalCheckFailedException && err.Item) return { created: false, run: decodeMeta(err.Item) };
+      throw this.tooLarge(err, run.runId, META_SK, size);
+    }
+    return { created: true, run: decodeMeta(item) };
+  }
+
+  async getRun(runId: string): Promise<RunMeta | undefined> {
+    const out = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(runId), ConsistentRead: true })));
+    return out.Item && decodeMeta(out.Item);
+  }
+
+  async loadJournal(runId: string): Promise<Journal | undefined> {
+    let run: RunMeta | undefined;
+    const records: Array<{ record: StoredRecord; writtenAt: number }> = [];
+    let start: Item | undefined;
+    do {
+      const out = await retryConflicts(() => this.client.send(new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      })));
+      for (const item of out.Items ?? []) {
+        if (item.sk?.S === META_SK) run = decodeMeta(item);
+        else records.push({ record: decodeRecord(item), writtenAt: Number(item[A.writtenAt]?.N ?? 0) });
+      }
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
+    if (!run) return undefined;
+    // The table orders by key; the journal is read in write order (the timeline).
+    records.sort((a, b) => a.writtenAt - b.writtenAt);
+    return { run, records: records.map((r) => r.record) };
+  }
+
+  async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+    const expiresAt = req.now + req.ttlMs;
+    const u = new UpdateBuilder()
+      .set(A.leaseOwner, s(req.owner))
+      .set(A.leaseExpiresAt, n(expiresAt))
+      .increment(A.leaseToken)
+      .increment(A.invocations)
+      .set(A.status, s("running"))
+      .set(A.wakeAt, n(expiresAt))
+      .set(A.updatedAt, n(req.now))
+      .setAll({ gsi1pk: s(statusPartition("running", shardOf(runId))), ...wakeIndexKeys(runId, "running", expiresAt) });
+    const free = [`attribute_not_exists(${u.name(A.leaseOwner)})`, `${u.name(A.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
+    if (req.ifToken !== undefined) free.push(`${u.name(A.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
+    const condition = `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})`;
+    try {
+      const out = await this.update(runId, u, condition, true);
+      const run = decodeMeta(out ?? {});
+      return { acquired: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt }, run };
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!err.Item) return { acquired: false, reason: "missing" };
+      const run = decodeMeta(err.Item);
+      return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
+    }
+  }
+
+  async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
+    const expiresAt = now + ttlMs;
+    const u = new UpdateBuilder()
+      .set(A.leaseExpiresAt, n(expiresAt))
+      .set(A.wakeAt, n(expiresAt))
+      .setAll(wakeIndexKeys(runId, "running", expiresAt) ?? {});
+    return this.answer(this.update(runId, u, leaseHeld(u, token)));
+  }
+
+  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+    const u = new UpdateBuilder()
+      .set(A.status, s("suspended"))
+      .set(A.updatedAt, n(update.now))
+      .set("gsi1pk", s(statusPartition("suspended", shardOf(runId))))
+      .setOrRemove(A.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
+      .setOrRemove(A.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
+      .remove(A.leaseOwner, A.leaseExpiresAt);
+    const wakeKeys = wakeIndexKeys(runId, "suspended", update.wakeAt);
+    if (wakeKeys) u.setAll(wakeKeys);
+    else u.remove("gsi2pk", "gsi2sk");
+    return this.answer(this.update(runId, u, leaseHeld(u, token)));
+  }
+
+  async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
+    const result = toJson(update.result);
+    const error = toJson(update.error);
+    const u = new UpdateBuilder()
+      .set(A.status, s(update.status))
+      .set(A.updatedAt, n(update.now))
+      .set(A.finishedAt, n(update.now))
+      .set(TTL_ATTRIBUTE, n(Math.ceil(update.now / 1000) + this.retentionS))
+      .set("gsi1pk", s(statusPartition(update.status, shardOf(runId))))
+      .setOrRemove(A.result, result === undefined ? undefined : s(result))
+      .setOrRemove(A.error, error === undefined ? undefined : s(error))
+      .remove(A.leaseOwner, A.leaseExpiresAt, A.wakeAt, A.waitingFor, "gsi2pk", "gsi2sk");
+    let condition = `attribute_exists(pk) AND ${u.notFinished()}`;
+    if (update.token !== undefined) condition = `${condition} AND ${leaseHeld(u, update.token)}`;
+    const size = Buffer.byteLength(result ?? "", "utf8") + Buffer.byteLength(error ?? "", "utf8");
+    return this.answer(this.update(runId, u, condition).catch((err: unknown) => {
+      throw this.tooLarge(err, runId, META_SK, size);
+    }));
+  }
+
+  async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+    const item = recordItem(runId, record, writeStamp());
+    const size = itemSize(item);
+    if (size > DYNAMODB_ITEM_LIMIT_BYTES) throw new RecordTooLargeError(runId, record.key, size);
+    try {
+      await retryConflicts(() => this.client.send(new PutItemCommand({
+        TableName: this.table,
+        Item: item,
+        ConditionExpression: "attribute_not_exists(pk)",
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      })));
+      return { written: true };
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException && err.Item) return { written: false, existing: decodeRecord(err.Item) };
+      throw this.tooLarge(err, runId, record.key, size);
+    }
+  }
+
+  async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
+    await this.answer(retryConflicts(() => this.client.send(new UpdateItemCommand({
+      TableName: this.table,
+      Key: { pk: s(pkOf(runId)), sk: s(key) },
+      UpdateExpression: "SET #late = :late",
+      ConditionExpression: "attribute_exists(pk)", // never create a stub record
+      ExpressionAttributeNames: { "#late": A.lateFor },
+      ExpressionAttributeValues: { ":late": s(waitStepId) },
+    }))));
+  }
+
+  listRuns(query: ListQuery): Promise<RunPage> {
+    return listRuns(this.client, this.table, query);
+  }
+
+  listDueRuns(now: number, limit: number): Promise<RunMeta[]> {
+    return listDueRuns(this.client, this.table, now, limit);
+  }
+
+  /**
+   * Deletes records that a run id's previous life left behind (its meta item expired; the new
+   * one overwrites it). One small probe in the common case, where there are none. Each delete is
+   * conditional on the record being written well before this run started, so a concurrent
+   * creator's fresh records are never hit.
+   */
+  private async sweepLeftovers(runId: string, createdAt: number): Promise<void> {
+    const probe = await retryConflicts(() => this.client.send(new QueryCommand({
+      TableName: this.table,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
+      ProjectionExpression: "sk",
+      ConsistentRead: true,
+      Limit: 2, // the meta item and one record at most: enough to tell whether records exist
+    })));
+    if (!(probe.Items ?? []).some((i) => i.sk?.S !== META_SK)) return;
+    const cutoffUs = (createdAt - 60_000) * 1000;
+    let start: Item | undefined;
+    do {
+      const page = await retryConflicts(() => this.client.send(new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
+        ProjectionExpression: "pk, sk",
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      })));
+      for (const key of page.Items ?? []) {
+        if (key.sk?.S === META_SK) continue;
+        await this.answer(retryConflicts(() => this.client.send(new DeleteItemCommand({
+          TableName: this.table,
+          Key: key,
+          ConditionExpression: "attribute_not_exists(#w) OR #w < :cutoff",
+          ExpressionAttributeNames: { "#w": A.writtenAt },
+          ExpressionAttributeValues: { ":cutoff": n(cutoffUs) },
+        }))));
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+  }
+
+  private async update(runId: string, u: UpdateBuilder, condition: string, returnNew = false): Promise<Item | undefined> {
+    const out = await retryConflicts(() => this.client.send(new UpdateItemCommand({
+      TableName: this.table,
+      Key: metaKey(runId),
+      UpdateExpression: u.expression,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: u.names,
+      ExpressionAttributeValues: u.values,
+      ReturnValues: returnNew ? "ALL_NEW" : "NONE",
+      ReturnValuesOnConditionCheckFailure: returnNew ? "ALL_OLD" : "NONE",
+    })));
+    return out.Attributes;
+  }
+
+  /** A conditional write's outcome: true if applied, false if its condition did not hold. */
+  private async answer(write: Promise<unknown>): Promise<boolean> {
+    try {
+      await write;
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /** DynamoDB's own size refusal (our estimate undercounted) becomes the same clear error. */
+  private tooLarge(err: unknown, runId: string, key: string, size: number): unknown {
+    const tooBig = isErrorNamed(err, "ValidationException") && /maximum allowed size/i.test((err as Error).message);
+    return tooBig ? new RecordTooLargeError(runId, key, size) : err;
+  }
+}
+
+function metaKey(runId: string): Item {
+  return { pk: s(pkOf(runId)), sk: s(META_SK) };
+}
+
+function isExpired(item: Item, nowS: number): boolean {
+  const ttl = item[TTL_ATTRIBUTE]?.N;
+  return ttl !== undefined && Number(ttl) <= nowS;
+}
+
+/** The lease `token` is current: held, its token, the run not finished. */
+function leaseHeld(u: UpdateBuilder, token: number): string {
+  return `attribute_exists(${u.name(A.leaseOwner)}) AND ${u.name(A.leaseToken)} = ${u.value("c_token", n(token))} AND ${u.notFinished()}`;
+}
+
+let lastStamp = 0;
+
+/**
+ * Write order for the timeline: epoch microseconds, strictly increasing within this process.
+ * Across processes (two Lambdas racing on one run) it is as good as their clocks.
+ */
+function writeStamp(): number {
+  const us = Date.now() * 1000;
+  lastStamp = us > lastStamp ? us : lastStamp + 1;
+  return lastStamp;
+}

@@ -1,0 +1,71 @@
+/**
+ * Errors of the AWS adapters. Like the core's, each has a literal `name` and says whether
+ * retrying can help.
+ */
+import { WaymarkError } from "../core/errors.ts";
+
+/** DynamoDB's item size limit: 400 KB, attribute names included. */
+export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
+
+/**
+ * A journal item would exceed DynamoDB's 400 KB item limit. Nothing was written. `key` is the
+ * record key (`step#charge`), or `meta` for the run's own item (a huge input or result).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await store.appendRecord(runId, record);
+ * } catch (err) {
+ *   if (err instanceof RecordTooLargeError) console.error(err.key, err.sizeBytes);
+ * }
+ * ```
+ */
+export class RecordTooLargeError extends WaymarkError {
+  override readonly name = "RecordTooLargeError" as const;
+  readonly retryable = false;
+  readonly limitBytes = DYNAMODB_ITEM_LIMIT_BYTES;
+  constructor(
+    readonly runId: string,
+    readonly key: string,
+    /** The item's size as DynamoDB counts it (attribute names and values, UTF-8). */
+    readonly sizeBytes: number,
+  ) {
+    super(
+      `run "${runId}": record "${key}" is ${sizeBytes} bytes, over DynamoDB's item limit of ${DYNAMODB_ITEM_LIMIT_BYTES} bytes; ` +
+        "return a smaller value from the step (store large payloads in S3 and journal their key)",
+    );
+  }
+}
+
+/** A `listRuns` cursor this store did not hand out (or from another store or version). */
+export class InvalidCursorError extends WaymarkError {
+  override readonly name = "InvalidCursorError" as const;
+  readonly retryable = false;
+  constructor(readonly cursor: string) {
+    super(`not a run list cursor of this store: ${JSON.stringify(cursor.slice(0, 80))}`);
+  }
+}
+
+/** An SQS message body that is not a Waymark wake (see `parseWakeMessage`). */
+export class MalformedWakeError extends WaymarkError {
+  override readonly name = "MalformedWakeError" as const;
+  readonly retryable = false;
+  constructor(readonly problem: string) {
+    super(`not a Waymark wake message: ${problem}`);
+  }
+}
+
+/**
+ * EventBridge Scheduler throttled `CreateSchedule` or `DeleteSchedule` beyond the SDK's own
+ * retries. Retry later (the engine's invocation fails and its wake is redelivered).
+ */
+export class ScheduleThrottledError extends WaymarkError {
+  override readonly name = "ScheduleThrottledError" as const;
+  readonly retryable = true;
+  constructor(
+    readonly scheduleName: string,
+    override readonly cause: unknown,
+  ) {
+    super(`EventBridge Scheduler throttled schedule "${scheduleName}"; retry later`);
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Vitest global setup: starts the local AWS peers once per test run and hands their endpoints
+ * to the tests (`inject("dynamodbEndpoint")`, `inject("sqsEndpoint")`). Nothing is skipped when a
+ * peer is missing: a peer that cannot start fails the run, with the reason.
+ */
+import type { Server } from "node:http";
+import { createSqsServer } from "local-aws-sqs";
+import type { TestProject } from "vitest/node";
+import { startDynamoDbLocal } from "./dynamodb-local.ts";
+import { LOCAL_REGION } from "./local-aws.ts";
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const [dynamodb, sqs] = await Promise.all([startDynamoDbLocal(), startSqs()]);
+  project.provide("dynamodbEndpoint", dynamodb.endpoint);
+  project.provide("sqsEndpoint", sqs.endpoint);
+  return async () => {
+    await Promise.all([dynamodb.stop(), sqs.stop()]);
+  };
+}
+
+async function startSqs(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const server: Server = await createSqsServer({ port: 0, hostname: "127.0.0.1", region: LOCAL_REGION, emulateQueueCreationLifecycle: false });
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("the SQS emulator did not report its port");
+  return {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    stop: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
