@@ -1,0 +1,213 @@
+/**
+ * The journal store of the test runtime: plain maps in memory, no I/O. It keeps the same
+ * contract as the SQLite and DynamoDB stores (`test/contract/store-contract.ts`), so a workflow
+ * tested on it behaves as it will in production.
+ *
+ * Values are cloned once on the way in and once on the way out. Cloning on the way out, rather
+ * than handing out frozen objects, matters: a replayed step returns its recorded result to user
+ * code, and a production store hands out a fresh object each time, so this one must too.
+ */
+import {
+  TERMINAL_STATUSES,
+  type AcquireRequest,
+  type AcquireResult,
+  type AppendResult,
+  type FinishUpdate,
+  type Journal,
+  type JournalStore,
+  type ListQuery,
+  type NewRun,
+  type RunMeta,
+  type RunPage,
+  type StoredRecord,
+  type SuspendUpdate,
+} from "../ports.ts";
+
+const DEFAULT_PAGE = 100;
+
+/**
+ * An in-memory {@link JournalStore}. Every method completes its change before its first
+ * `await`, so concurrent calls are atomic without locks.
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryJournalStore();
+ * await store.createRun({ runId: "order-1", workflow: "order-flow", input: { sku: "A1" }, createdAt: Date.now() });
+ * const lease = await store.acquireLease("order-1", { owner: "test", now: Date.now(), ttlMs: 30_000 });
+ * ```
+ */
+export class MemoryJournalStore implements JournalStore {
+  private readonly runs = new Map<string, RunMeta>();
+  /**
+   * Records by run, in write order (a Map keeps insertion order). Kept apart from the runs, as
+   * the production stores keep them: a record is stored even if its run does not exist (yet).
+   */
+  private readonly records = new Map<string, Map<string, StoredRecord>>();
+
+  async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
+    const existing = this.runs.get(run.runId);
+    if (existing) return { created: false, run: structuredClone(existing) };
+    const meta: RunMeta = {
+      runId: run.runId,
+      workflow: run.workflow,
+      input: structuredClone(run.input),
+      status: "pending",
+      createdAt: run.createdAt,
+      updatedAt: run.createdAt,
+      wakeAt: run.createdAt,
+      leaseToken: 0,
+      invocations: 0,
+    };
+    this.runs.set(run.runId, meta);
+    return { created: true, run: structuredClone(meta) };
+  }
+
+  async getRun(runId: string): Promise<RunMeta | undefined> {
+    const meta = this.runs.get(runId);
+    return meta && structuredClone(meta);
+  }
+
+  async loadJournal(runId: string): Promise<Journal | undefined> {
+    const meta = this.runs.get(runId);
+    if (!meta) return undefined;
+    // One clone call for the whole journal: cheaper than one per record.
+    return structuredClone({ run: meta, records: [...(this.records.get(runId)?.values() ?? [])] });
+  }
+
+  async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+    const meta = this.runs.get(runId);
+    if (!meta) return { acquired: false, reason: "missing" };
+    if (TERMINAL_STATUSES.has(meta.status)) return { acquired: false, reason: "finished", run: structuredClone(meta) };
+    const held = meta.lease !== undefined && meta.lease.expiresAt > req.now;
+    if (held && (req.ifToken === undefined || req.ifToken !== meta.lease?.token)) {
+      return { acquired: false, reason: "held", run: structuredClone(meta) };
+    }
+    const token = meta.leaseToken + 1;
+    const expiresAt = req.now + req.ttlMs;
+    meta.lease = { owner: req.owner, token, expiresAt };
+    meta.leaseToken = token;
+    meta.status = "running";
+    meta.wakeAt = expiresAt;
+    meta.invocations += 1;
+    meta.updatedAt = req.now;
+    return { acquired: true, lease: { ...meta.lease }, run: structuredClone(meta) };
+  }
+
+  async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
+    const meta = this.leased(runId, token);
+    if (!meta?.lease) return false;
+    meta.lease.expiresAt = now + ttlMs;
+    meta.wakeAt = now + ttlMs;
+    return true;
+  }
+
+  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+    const meta = this.leased(runId, token);
+    if (!meta) return false;
+    delete meta.lease;
+    meta.status = "suspended";
+    setOrDelete(meta, "wakeAt", update.wakeAt);
+    setOrDelete(meta, "waitingFor", update.waitingFor);
+    meta.updatedAt = update.now;
+    return true;
+  }
+
+  async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
+    const meta = this.runs.get(runId);
+    if (!meta || TERMINAL_STATUSES.has(meta.status)) return false;
+    if (update.token !== undefined && meta.lease?.token !== update.token) return false;
+    meta.status = update.status;
+    setOrDelete(meta, "result", structuredClone(update.result));
+    setOrDelete(meta, "error", structuredClone(update.error));
+    meta.finishedAt = update.now;
+    meta.updatedAt = update.now;
+    delete meta.lease;
+    delete meta.wakeAt;
+    delete meta.waitingFor;
+    return true;
+  }
+
+  async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+    let records = this.records.get(runId);
+    if (!records) this.records.set(runId, (records = new Map()));
+    const existing = records.get(record.key);
+    if (existing) return { written: false, existing: structuredClone(existing) };
+    const stored: StoredRecord = { key: record.key, body: structuredClone(record.body) };
+    if (record.lateFor !== undefined) stored.lateFor = record.lateFor;
+    records.set(record.key, stored);
+    return { written: true };
+  }
+
+  async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
+    const record = this.records.get(runId)?.get(key);
+    if (record) record.lateFor = waitStepId;
+  }
+
+  async listRuns(query: ListQuery): Promise<RunPage> {
+    const limit = Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE));
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const matching: RunMeta[] = [];
+    for (const meta of this.runs.values()) {
+      if (query.status !== undefined && meta.status !== query.status) continue;
+      if (after && compareNewestFirst(meta, after) <= 0) continue;
+      matching.push(meta);
+    }
+    matching.sort(compareNewestFirst);
+    const page = matching.slice(0, limit);
+    const last = page[page.length - 1];
+    const result: RunPage = { runs: structuredClone(page) };
+    if (matching.length > limit && last) result.cursor = encodeCursor(last);
+    return result;
+  }
+
+  async listDueRuns(now: number, limit: number): Promise<RunMeta[]> {
+    const due: RunMeta[] = [];
+    for (const meta of this.runs.values()) {
+      if (meta.wakeAt !== undefined && meta.wakeAt <= now && !TERMINAL_STATUSES.has(meta.status)) due.push(meta);
+    }
+    due.sort((a, b) => (a.wakeAt ?? 0) - (b.wakeAt ?? 0) || compareIds(a.runId, b.runId));
+    return structuredClone(due.slice(0, Math.max(0, limit)));
+  }
+
+  /** The run's meta if `token` is its current lease and it has not finished. */
+  private leased(runId: string, token: number): RunMeta | undefined {
+    const meta = this.runs.get(runId);
+    if (!meta || TERMINAL_STATUSES.has(meta.status) || meta.lease?.token !== token) return undefined;
+    return meta;
+  }
+}
+
+function setOrDelete<K extends "wakeAt" | "waitingFor" | "result" | "error">(meta: RunMeta, key: K, value: RunMeta[K]): void {
+  if (value === undefined) delete meta[key];
+  else meta[key] = value;
+}
+
+/** createdAt descending, then runId descending: negative when `a` comes first. */
+function compareNewestFirst(a: Pick<RunMeta, "createdAt" | "runId">, b: Pick<RunMeta, "createdAt" | "runId">): number {
+  return b.createdAt - a.createdAt || compareIds(b.runId, a.runId);
+}
+
+/**
+ * UTF-16 code-unit order. SQLite (BINARY collation) and DynamoDB compare UTF-8 bytes, which
+ * agrees except between astral characters and U+E000–U+FFFF; run ids are plain text in practice.
+ */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function encodeCursor(run: RunMeta): string {
+  return Buffer.from(JSON.stringify([run.createdAt, run.runId])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { createdAt: number; runId: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || typeof parsed[0] !== "number" || typeof parsed[1] !== "string") {
+    throw new TypeError(`not a run list cursor: ${JSON.stringify(cursor)}`);
+  }
+  return { createdAt: parsed[0], runId: parsed[1] };
+}
