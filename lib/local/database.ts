@@ -1,0 +1,127 @@
+/**
+ * The local journal file: one SQLite database holding runs, their records and the wake table.
+ * Several processes may open it at once (the dev server and a CLI, or a crash test's restarted
+ * process beside the dying one), so schema changes happen in an IMMEDIATE transaction.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+
+/** A better-sqlite3 connection. */
+export type Database = BetterSqlite3.Database;
+
+/** The schema version this code reads and writes (`PRAGMA user_version`). */
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA_V1 = `
+  CREATE TABLE runs (
+    run_id           TEXT    PRIMARY KEY,
+    workflow         TEXT    NOT NULL,
+    input            TEXT,             -- JSON; NULL when the input is undefined
+    status           TEXT    NOT NULL,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    wake_at          INTEGER,
+    waiting_for      TEXT,
+    lease_token      INTEGER NOT NULL, -- the last token granted; the lease's own while one is held
+    lease_owner      TEXT,             -- NULL when no lease is held
+    lease_expires_at INTEGER,
+    invocations      INTEGER NOT NULL,
+    result           TEXT,             -- JSON
+    error            TEXT,             -- JSON
+    finished_at      INTEGER
+  );
+  CREATE INDEX runs_by_created ON runs (created_at DESC, run_id DESC);
+  CREATE INDEX runs_by_status ON runs (status, created_at DESC, run_id DESC);
+  CREATE INDEX runs_by_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
+
+  -- The implicit rowid gives the order records were written in (records are never deleted).
+  CREATE TABLE records (
+    run_id   TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    body     TEXT NOT NULL, -- JSON
+    late_for TEXT,
+    PRIMARY KEY (run_id, key)
+  );
+
+  CREATE TABLE wakes (
+    run_id     TEXT    NOT NULL,
+    key        TEXT    NOT NULL,
+    at         INTEGER NOT NULL,
+    reason     TEXT    NOT NULL,
+    visible_at INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (run_id, key)
+  );
+  CREATE INDEX wakes_by_visible ON wakes (visible_at);
+
+  -- Generations come from one counter, so a wake cancelled and scheduled again never reuses
+  -- the generation of an older claim (whose ack would otherwise delete the new wake).
+  CREATE TABLE wake_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+  INSERT INTO wake_generation (id, value) VALUES (1, 0);
+`;
+
+/**
+ * Opens (creating it and its folder if needed) the local journal file and brings its schema
+ * to {@link SCHEMA_VERSION}. Refuses a file written by a newer version.
+ *
+ * @example
+ * ```ts
+ * const db = openLocalDatabase(".waymark/journal.db");
+ * const store = new SqliteJournalStore(db);
+ * const wakes = new SqliteWakeTable(db);
+ * // …
+ * db.close();
+ * ```
+ */
+export function openLocalDatabase(file: string): Database {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const db = new BetterSqlite3(file);
+  try {
+    db.pragma("busy_timeout = 5000");
+    enableWal(db);
+    // NORMAL in WAL mode: a commit is in the WAL (the OS's page cache) before it returns, so it
+    // survives the death of the process, which is what a crash means here. Only a power loss or
+    // OS crash can lose the last commits; FULL would fsync every step to cover that too.
+    db.pragma("synchronous = NORMAL");
+    migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function migrate(db: Database): void {
+  db.transaction(() => {
+    const version = db.pragma("user_version", { simple: true });
+    if (typeof version !== "number") throw new Error(`unexpected user_version ${String(version)}`);
+    if (version > SCHEMA_VERSION) {
+      throw new Error(`${db.name} has schema version ${version}; this Waymark reads up to ${SCHEMA_VERSION}. Upgrade Waymark.`);
+    }
+    if (version < 1) db.exec(SCHEMA_V1);
+    // Later versions: `if (version < 2) db.exec(SCHEMA_V2_CHANGES);` and so on.
+    if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/**
+ * Switching to WAL needs a moment alone with the file; two processes opening a new file at once
+ * can see SQLITE_BUSY here even with a busy timeout, so retry briefly.
+ */
+function enableWal(db: Database): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (db.pragma("journal_mode", { simple: true }) === "wal") return;
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (err) {
+      if (attempt >= 50 || !isBusy(err)) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  return typeof err === "object" && err !== null && String((err as { code?: unknown }).code).startsWith("SQLITE_BUSY");
+}

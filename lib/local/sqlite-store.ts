@@ -1,0 +1,292 @@
+/**
+ * The embedded journal store: runs and records in the local SQLite file (see `database.ts`).
+ *
+ * Every rule of the contract is one conditional statement: a write-once record is an
+ * `INSERT … ON CONFLICT DO NOTHING` whose change count says who won; a lease change is an
+ * `UPDATE … WHERE lease_token = ?`. The only read-modify-write, `acquireLease` (it must say why
+ * it refused), runs in an IMMEDIATE transaction, which takes the write lock before reading, so
+ * another process cannot slip in between (a deferred one could fail with SQLITE_BUSY_SNAPSHOT).
+ */
+import type { Statement } from "better-sqlite3";
+import type { SerializedError } from "../core/errors.ts";
+import {
+  TERMINAL_STATUSES,
+  type AcquireRequest,
+  type AcquireResult,
+  type AppendResult,
+  type FinishUpdate,
+  type Journal,
+  type JournalStore,
+  type ListQuery,
+  type NewRun,
+  type RunMeta,
+  type RunPage,
+  type RunStatus,
+  type StoredRecord,
+  type SuspendUpdate,
+} from "../ports.ts";
+import type { Database } from "./database.ts";
+
+interface RunRow {
+  run_id: string;
+  workflow: string;
+  input: string | null;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  wake_at: number | null;
+  waiting_for: string | null;
+  lease_token: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  invocations: number;
+  result: string | null;
+  error: string | null;
+  finished_at: number | null;
+}
+
+interface RecordRow {
+  key: string;
+  body: string;
+  late_for: string | null;
+}
+
+type Params = Record<string, string | number | null>;
+
+const NOT_FINISHED = "status NOT IN ('completed', 'failed', 'cancelled')";
+const DEFAULT_PAGE = 100;
+
+/**
+ * A {@link JournalStore} over the local SQLite file. Open the file with `openLocalDatabase`;
+ * the store prepares its statements once and never closes the connection it was given.
+ *
+ * @example
+ * ```ts
+ * const db = openLocalDatabase(".waymark/journal.db");
+ * const store = new SqliteJournalStore(db);
+ * await store.createRun({ runId: "order-1", workflow: "order-flow", input: { sku: "A1" }, createdAt: Date.now() });
+ * console.log((await store.getRun("order-1"))?.status); // "pending"
+ * ```
+ */
+export class SqliteJournalStore implements JournalStore {
+  private readonly insertRun: Statement<[Params]>;
+  private readonly selectRun: Statement<[string], RunRow>;
+  private readonly selectRecords: Statement<[string], RecordRow>;
+  private readonly selectRecord: Statement<[string, string], RecordRow>;
+  private readonly grantLease: Statement<[Params], RunRow>;
+  private readonly extendLease: Statement<[Params]>;
+  private readonly suspend: Statement<[Params]>;
+  private readonly finish: Statement<[Params]>;
+  private readonly insertRecord: Statement<[string, string, string, string | null]>;
+  private readonly setLate: Statement<[string, string, string]>;
+  private readonly selectDue: Statement<[number, number], RunRow>;
+  /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
+  private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
+  private readonly readJournal: (runId: string) => { run: RunRow; records: RecordRow[] } | undefined;
+  private readonly acquire: (runId: string, req: AcquireRequest) => AcquireResult;
+
+  constructor(db: Database) {
+    this.insertRun = db.prepare<[Params]>(`
+      INSERT INTO runs (run_id, workflow, input, status, created_at, updated_at, wake_at, lease_token, invocations)
+      VALUES (@runId, @workflow, @input, 'pending', @createdAt, @createdAt, @createdAt, 0, 0)
+      ON CONFLICT (run_id) DO NOTHING`);
+    this.selectRun = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE run_id = ?");
+    this.selectRecords = db.prepare<[string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? ORDER BY rowid");
+    this.selectRecord = db.prepare<[string, string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? AND key = ?");
+    this.grantLease = db.prepare<[Params], RunRow>(`
+      UPDATE runs SET lease_token = lease_token + 1, lease_owner = @owner, lease_expires_at = @expiresAt,
+        status = 'running', wake_at = @expiresAt, invocations = invocations + 1, updated_at = @now
+      WHERE run_id = @runId AND ${NOT_FINISHED}
+        AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_token = @ifToken)
+      RETURNING *`);
+    this.extendLease = db.prepare<[Params]>(`
+      UPDATE runs SET lease_expires_at = @expiresAt, wake_at = @expiresAt
+      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
+    this.suspend = db.prepare<[Params]>(`
+      UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = 'suspended',
+        wake_at = @wakeAt, waiting_for = @waitingFor, updated_at = @now
+      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
+    this.finish = db.prepare<[Params]>(`
+      UPDATE runs SET status = @status, result = @result, error = @error, finished_at = @now, updated_at = @now,
+        lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, waiting_for = NULL
+      WHERE run_id = @runId AND ${NOT_FINISHED}
+        AND (@token IS NULL OR (lease_owner IS NOT NULL AND lease_token = @token))`);
+    this.insertRecord = db.prepare<[string, string, string, string | null]>("INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
+    this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
+    this.selectDue = db.prepare<[number, number], RunRow>(`
+      SELECT * FROM runs WHERE wake_at <= ? AND ${NOT_FINISHED} ORDER BY wake_at, run_id LIMIT ?`);
+    this.selectPage = [false, true].flatMap((byStatus) =>
+      [false, true].map((afterCursor) => {
+        const where = [
+          byStatus ? "status = @status" : "",
+          afterCursor ? "(created_at < @createdAt OR (created_at = @createdAt AND run_id < @runId))" : "",
+        ].filter(Boolean);
+        return db.prepare<[Params], RunRow>(`
+          SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY created_at DESC, run_id DESC LIMIT @limit`);
+      }),
+    );
+
+    // A read transaction: the meta row and the records come from one snapshot.
+    this.readJournal = db.transaction((runId: string) => {
+      const run = this.selectRun.get(runId);
+      return run && { run, records: this.selectRecords.all(runId) };
+    });
+    const acquire = db.transaction((runId: string, req: AcquireRequest): AcquireResult => {
+      const expiresAt = req.now + req.ttlMs;
+      const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null });
+      if (granted) {
+        const run = toMeta(granted);
+        return { acquired: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run };
+      }
+      const row = this.selectRun.get(runId);
+      if (!row) return { acquired: false, reason: "missing" };
+      const run = toMeta(row);
+      return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
+    });
+    this.acquire = acquire.immediate;
+  }
+
+  async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
+    const inserted = this.insertRun.run({ runId: run.runId, workflow: run.workflow, input: toJson(run.input), createdAt: run.createdAt });
+    if (inserted.changes === 1) {
+      return {
+        created: true,
+        run: {
+          runId: run.runId,
+          workflow: run.workflow,
+          input: fromJson(toJson(run.input)),
+          status: "pending",
+          createdAt: run.createdAt,
+          updatedAt: run.createdAt,
+          wakeAt: run.createdAt,
+          leaseToken: 0,
+          invocations: 0,
+        },
+      };
+    }
+    const existing = this.selectRun.get(run.runId);
+    if (!existing) throw new Error(`run "${run.runId}" was neither inserted nor found`);
+    return { created: false, run: toMeta(existing) };
+  }
+
+  async getRun(runId: string): Promise<RunMeta | undefined> {
+    const row = this.selectRun.get(runId);
+    return row && toMeta(row);
+  }
+
+  async loadJournal(runId: string): Promise<Journal | undefined> {
+    const read = this.readJournal(runId);
+    return read && { run: toMeta(read.run), records: read.records.map(toRecord) };
+  }
+
+  async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+    return this.acquire(runId, req);
+  }
+
+  async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
+    return this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1;
+  }
+
+  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+    const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null };
+    return this.suspend.run(params).changes === 1;
+  }
+
+  async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
+    const params = {
+      runId,
+      status: update.status,
+      now: update.now,
+      result: toJson(update.result),
+      error: toJson(update.error),
+      token: update.token ?? null,
+    };
+    return this.finish.run(params).changes === 1;
+  }
+
+  async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+    const body = toJson(record.body) ?? "null";
+    if (this.insertRecord.run(runId, record.key, body, record.lateFor ?? null).changes === 1) return { written: true };
+    // Records are never deleted, so the one that won is still there.
+    const existing = this.selectRecord.get(runId, record.key);
+    if (!existing) throw new Error(`record "${record.key}" of run "${runId}" was neither written nor found`);
+    return { written: false, existing: toRecord(existing) };
+  }
+
+  async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
+    this.setLate.run(waitStepId, runId, key);
+  }
+
+  async listRuns(query: ListQuery): Promise<RunPage> {
+    const limit = Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE));
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const statement = this.selectPage[(query.status !== undefined ? 2 : 0) + (after ? 1 : 0)];
+    if (!statement) throw new Error("unreachable: no statement for this query");
+    const params: Params = { limit: limit + 1 };
+    if (query.status !== undefined) params.status = query.status;
+    if (after) Object.assign(params, after);
+    const rows = statement.all(params);
+    const runs = rows.slice(0, limit).map(toMeta);
+    const last = runs[runs.length - 1];
+    return rows.length > limit && last ? { runs, cursor: encodeCursor(last) } : { runs };
+  }
+
+  async listDueRuns(now: number, limit: number): Promise<RunMeta[]> {
+    return this.selectDue.all(now, Math.max(0, Math.floor(limit))).map(toMeta);
+  }
+}
+
+function toMeta(row: RunRow): RunMeta {
+  const meta: RunMeta = {
+    runId: row.run_id,
+    workflow: row.workflow,
+    input: fromJson(row.input),
+    status: row.status as RunStatus,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    leaseToken: row.lease_token,
+    invocations: row.invocations,
+  };
+  if (row.wake_at !== null) meta.wakeAt = row.wake_at;
+  if (row.waiting_for !== null) meta.waitingFor = row.waiting_for;
+  if (row.lease_owner !== null && row.lease_expires_at !== null) {
+    meta.lease = { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at };
+  }
+  if (row.result !== null) meta.result = fromJson(row.result);
+  if (row.error !== null) meta.error = fromJson(row.error) as SerializedError;
+  if (row.finished_at !== null) meta.finishedAt = row.finished_at;
+  return meta;
+}
+
+function toRecord(row: RecordRow): StoredRecord {
+  const record: StoredRecord = { key: row.key, body: JSON.parse(row.body) };
+  if (row.late_for !== null) record.lateFor = row.late_for;
+  return record;
+}
+
+/** `undefined` (no value) is stored as SQL NULL, so it stays distinct from JSON `null`. */
+function toJson(value: unknown): string | null {
+  return JSON.stringify(value) ?? null;
+}
+
+function fromJson(text: string | null): unknown {
+  return text === null ? undefined : JSON.parse(text);
+}
+
+function encodeCursor(run: RunMeta): string {
+  return Buffer.from(JSON.stringify([run.createdAt, run.runId])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { createdAt: number; runId: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || typeof parsed[0] !== "number" || typeof parsed[1] !== "string") {
+    throw new TypeError(`not a run list cursor: ${JSON.stringify(cursor)}`);
+  }
+  return { createdAt: parsed[0], runId: parsed[1] };
+}
