@@ -1,0 +1,165 @@
+/** Contract: leases with fencing tokens, suspending and finishing runs. */
+import { expect, it } from "vitest";
+import type { JournalStore } from "../../lib/ports.ts";
+import { T, freshId, leasedRun, newRun } from "./helpers.ts";
+
+const TTL = 30_000;
+
+export function leaseTests(store: () => JournalStore): void {
+  it("acquireLease grants token 1 on a new run and marks it running until the lease expires", async () => {
+    const runId = await newRun(store(), "grant");
+    const res = await store().acquireLease(runId, { owner: "owner-a", now: T + 10, ttlMs: TTL });
+    const lease = { owner: "owner-a", token: 1, expiresAt: T + 10 + TTL };
+    expect(res).toEqual({
+      acquired: true,
+      lease,
+      run: {
+        runId,
+        workflow: "contract-flow",
+        input: { label: "grant" },
+        status: "running",
+        createdAt: T,
+        updatedAt: T + 10,
+        wakeAt: T + 10 + TTL,
+        lease,
+        leaseToken: 1,
+        invocations: 1,
+      },
+    });
+    expect(await store().getRun(runId)).toEqual(res.run);
+  });
+
+  it("acquireLease of an unknown run says missing", async () => {
+    expect(await store().acquireLease(freshId("missing"), { owner: "owner-a", now: T, ttlMs: TTL })).toEqual({ acquired: false, reason: "missing" });
+  });
+
+  it("acquireLease refuses a lease held until after now, and returns the run as it is", async () => {
+    const { runId } = await leasedRun(store(), "held", "owner-a", T);
+    const before = await store().getRun(runId);
+    const res = await store().acquireLease(runId, { owner: "owner-b", now: T + TTL - 1, ttlMs: TTL });
+    expect(res).toEqual({ acquired: false, reason: "held", run: before });
+    expect(await store().getRun(runId)).toEqual(before);
+  });
+
+  it("an expired lease can be taken by anyone, and the token still grows (fencing)", async () => {
+    const { runId, token } = await leasedRun(store(), "expired", "owner-a", T);
+    // Expired exactly at expiresAt: a lease holds only while expiresAt > now.
+    const res = await store().acquireLease(runId, { owner: "owner-b", now: T + TTL, ttlMs: TTL });
+    expect(res.acquired && res.lease).toEqual({ owner: "owner-b", token: token + 1, expiresAt: T + 2 * TTL });
+    expect(res.run).toMatchObject({ status: "running", leaseToken: 2, invocations: 2, updatedAt: T + TTL, wakeAt: T + 2 * TTL });
+    const now = T + TTL + 5;
+    expect(await store().renewLease(runId, token, now, TTL)).toBe(false);
+    expect(await store().releaseLease(runId, token, { now, wakeAt: now })).toBe(false);
+    expect(await store().finishRun(runId, { now, status: "completed", result: 1, token })).toBe(false);
+    expect(await store().getRun(runId)).toEqual(res.run);
+  });
+
+  it("ifToken takes over an unexpired lease only while that token is still current", async () => {
+    const { runId, token } = await leasedRun(store(), "iftoken", "owner-a", T);
+    const wrong = await store().acquireLease(runId, { owner: "owner-b", now: T + 1, ttlMs: TTL, ifToken: token + 1 });
+    expect(wrong).toMatchObject({ acquired: false, reason: "held", run: { lease: { owner: "owner-a", token } } });
+    const taken = await store().acquireLease(runId, { owner: "owner-b", now: T + 2, ttlMs: TTL, ifToken: token });
+    expect(taken).toMatchObject({ acquired: true, lease: { owner: "owner-b", token: token + 1, expiresAt: T + 2 + TTL } });
+    const late = await store().acquireLease(runId, { owner: "owner-c", now: T + 3, ttlMs: TTL, ifToken: token });
+    expect(late).toMatchObject({ acquired: false, reason: "held", run: { lease: { owner: "owner-b", token: token + 1 } } });
+  });
+
+  it("acquireLease of a finished run says finished, with the run", async () => {
+    const { runId, token } = await leasedRun(store(), "finished");
+    await store().finishRun(runId, { now: T + 1, status: "completed", result: "ok", token });
+    const res = await store().acquireLease(runId, { owner: "owner-b", now: T + 2, ttlMs: TTL });
+    expect(res).toEqual({ acquired: false, reason: "finished", run: await store().getRun(runId) });
+    expect(res.run?.status).toBe("completed");
+  });
+
+  it("renewLease moves the lease expiry and wakeAt while the token is current", async () => {
+    const { runId, token } = await leasedRun(store(), "renew");
+    expect(await store().renewLease(runId, token, T + 1_000, 60_000)).toBe(true);
+    expect(await store().getRun(runId)).toMatchObject({ lease: { owner: "owner-a", token, expiresAt: T + 61_000 }, wakeAt: T + 61_000, leaseToken: token });
+    expect(await store().renewLease(runId, token + 1, T + 2_000, 60_000)).toBe(false);
+    expect(await store().renewLease(freshId("renew-missing"), 1, T, 60_000)).toBe(false);
+    expect((await store().getRun(runId))?.lease?.expiresAt).toBe(T + 61_000);
+  });
+
+  it("releaseLease suspends the run with its wake time and what it waits for", async () => {
+    const { runId, token } = await leasedRun(store(), "release");
+    expect(await store().releaseLease(runId, token, { now: T + 5, wakeAt: T + 600_000, waitingFor: "sleep:cool-off" })).toBe(true);
+    const run = await store().getRun(runId);
+    expect(run).toMatchObject({ status: "suspended", wakeAt: T + 600_000, waitingFor: "sleep:cool-off", updatedAt: T + 5, leaseToken: token, invocations: 1 });
+    expect(run?.lease).toBeUndefined();
+    // Released: the token is no longer current.
+    expect(await store().renewLease(runId, token, T + 6, TTL)).toBe(false);
+    expect(await store().releaseLease(runId, token, { now: T + 6 })).toBe(false);
+
+    const again = await store().acquireLease(runId, { owner: "owner-b", now: T + 7, ttlMs: TTL });
+    expect(again.acquired && again.lease.token).toBe(token + 1);
+    expect(again.run?.waitingFor).toBe("sleep:cool-off");
+    // Without wakeAt or waitingFor, both are removed (a wait only a signal can end).
+    expect(await store().releaseLease(runId, token + 1, { now: T + 8 })).toBe(true);
+    const waiting = await store().getRun(runId);
+    expect(waiting).toMatchObject({ status: "suspended", updatedAt: T + 8, leaseToken: token + 1, invocations: 2 });
+    expect(waiting?.wakeAt).toBeUndefined();
+    expect(waiting?.waitingFor).toBeUndefined();
+  });
+
+  it("releaseLease with a stale token changes nothing", async () => {
+    const { runId, token } = await leasedRun(store(), "stale-release");
+    const before = await store().getRun(runId);
+    expect(await store().releaseLease(runId, token - 1, { now: T + 1, wakeAt: T + 2, waitingFor: "x" })).toBe(false);
+    expect(await store().releaseLease(freshId("release-missing"), 1, { now: T + 1 })).toBe(false);
+    expect(await store().getRun(runId)).toEqual(before);
+  });
+
+  it("finishRun with the current token completes the run and frees it", async () => {
+    const { runId, token } = await leasedRun(store(), "finish");
+    expect(await store().renewLease(runId, token, T + 1, TTL)).toBe(true);
+    expect(await store().finishRun(runId, { now: T + 9, status: "completed", result: { shipped: true }, token })).toBe(true);
+    const run = await store().getRun(runId);
+    expect(run).toMatchObject({ status: "completed", result: { shipped: true }, finishedAt: T + 9, updatedAt: T + 9, leaseToken: token, invocations: 1 });
+    expect(run?.lease).toBeUndefined();
+    expect(run?.wakeAt).toBeUndefined();
+    expect(run?.waitingFor).toBeUndefined();
+    expect(run?.error).toBeUndefined();
+  });
+
+  it("finishRun of a suspended run removes its wake time and what it waited for", async () => {
+    const { runId, token } = await leasedRun(store(), "finish-suspended");
+    await store().releaseLease(runId, token, { now: T + 1, wakeAt: T + 100, waitingFor: "signal:approval" });
+    expect(await store().finishRun(runId, { now: T + 2, status: "cancelled" })).toBe(true);
+    const run = await store().getRun(runId);
+    expect(run).toMatchObject({ status: "cancelled", finishedAt: T + 2, leaseToken: token });
+    expect(run?.wakeAt).toBeUndefined();
+    expect(run?.waitingFor).toBeUndefined();
+  });
+
+  it("finishRun without a token finishes a leased run regardless (cancel), and fences the holder", async () => {
+    const { runId, token } = await leasedRun(store(), "cancel");
+    expect(await store().finishRun(runId, { now: T + 3, status: "cancelled" })).toBe(true);
+    const run = await store().getRun(runId);
+    expect(run).toMatchObject({ status: "cancelled", finishedAt: T + 3, leaseToken: token });
+    expect(run?.lease).toBeUndefined();
+    expect(await store().renewLease(runId, token, T + 4, TTL)).toBe(false);
+    expect(await store().releaseLease(runId, token, { now: T + 4, wakeAt: T + 5 })).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 4, status: "completed", token })).toBe(false);
+    expect(await store().getRun(runId)).toEqual(run);
+  });
+
+  it("finishRun records a failure's error; a finished run cannot be finished again", async () => {
+    const { runId, token } = await leasedRun(store(), "fail");
+    const error = { name: "StepFailedError", message: "step \"charge\" failed", fields: { stepId: "charge", attempts: 3 } };
+    expect(await store().finishRun(runId, { now: T + 1, status: "failed", error, token })).toBe(true);
+    const failed = await store().getRun(runId);
+    expect(failed).toMatchObject({ status: "failed", error, finishedAt: T + 1 });
+    expect(failed?.result).toBeUndefined();
+    expect(await store().finishRun(runId, { now: T + 2, status: "completed", result: "late" })).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 2, status: "cancelled", token })).toBe(false);
+    expect(await store().finishRun(freshId("finish-missing"), { now: T, status: "cancelled" })).toBe(false);
+    expect(await store().getRun(runId)).toEqual(failed);
+  });
+
+  it("finishRun with a token refuses a run that holds no lease", async () => {
+    const runId = await newRun(store(), "finish-unleased");
+    expect(await store().finishRun(runId, { now: T + 1, status: "completed", token: 0 })).toBe(false);
+    expect((await store().getRun(runId))?.status).toBe("pending");
+  });
+}
