@@ -13,6 +13,7 @@
  * transactions itself. `ConditionalCheckFailedException` is never retried: it is an answer.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import { isErrorNamed } from "./errors.ts";
 
 /** Attempts per DynamoDB call for clients made by {@link createJournalDynamoClient}. */
 export const JOURNAL_MAX_ATTEMPTS = 6;
@@ -43,9 +44,4 @@ export async function retryConflicts<T>(call: () => Promise<T>): Promise<T> {
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
-}
-
-/** True when `err` is an AWS error of this name (SDK errors carry it in `name`). */
-export function isErrorNamed(err: unknown, name: string): boolean {
-  return typeof err === "object" && err !== null && (err as { name?: unknown }).name === name;
 }

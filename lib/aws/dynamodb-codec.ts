@@ -136,6 +136,18 @@ export function decodeRecord(item: Item): StoredRecord {
   return record;
 }
 
+let lastStamp = 0;
+
+/**
+ * Write order for the timeline: epoch microseconds, strictly increasing within this process.
+ * Across processes (two Lambdas racing on one run) it is as good as their clocks.
+ */
+export function writeStamp(): number {
+  const us = Date.now() * 1000;
+  lastStamp = us > lastStamp ? us : lastStamp + 1;
+  return lastStamp;
+}
+
 /** `undefined` stays absent (distinct from JSON `null`). */
 export function toJson(value: unknown): string | undefined {
   return JSON.stringify(value) ?? undefined;

@@ -47,27 +47,11 @@ import {
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
-import {
-  A,
-  META_SK,
-  decodeMeta,
-  decodeRecord,
-  itemSize,
-  n,
-  newMetaItem,
-  pkOf,
-  recordItem,
-  s,
-  shardOf,
-  statusPartition,
-  toJson,
-  wakeIndexKeys,
-  type Item,
-} from "./dynamodb-codec.ts";
-import { isErrorNamed, retryConflicts } from "./dynamodb-client.ts";
+import { A, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
+import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
-import { UpdateBuilder } from "./dynamodb-update.ts";
-import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError } from "./errors.ts";
+import { acquireUpdate, finishUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
+import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 
 export interface DynamoJournalStoreOptions {
@@ -169,23 +153,9 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
-    const expiresAt = req.now + req.ttlMs;
-    const u = new UpdateBuilder()
-      .set(A.leaseOwner, s(req.owner))
-      .set(A.leaseExpiresAt, n(expiresAt))
-      .increment(A.leaseToken)
-      .increment(A.invocations)
-      .set(A.status, s("running"))
-      .set(A.wakeAt, n(expiresAt))
-      .set(A.updatedAt, n(req.now))
-      .setAll({ gsi1pk: s(statusPartition("running", shardOf(runId))), ...wakeIndexKeys(runId, "running", expiresAt) });
-    const free = [`attribute_not_exists(${u.name(A.leaseOwner)})`, `${u.name(A.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
-    if (req.ifToken !== undefined) free.push(`${u.name(A.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
-    const condition = `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})`;
     try {
-      const out = await this.update(runId, u, condition, true);
-      const run = decodeMeta(out ?? {});
-      return { acquired: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt }, run };
+      const run = decodeMeta((await this.update(runId, acquireUpdate(runId, req), true)) ?? {});
+      return { acquired: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt: req.now + req.ttlMs }, run };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       if (!err.Item) return { acquired: false, reason: "missing" };
@@ -195,46 +165,19 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
-    const expiresAt = now + ttlMs;
-    const u = new UpdateBuilder()
-      .set(A.leaseExpiresAt, n(expiresAt))
-      .set(A.wakeAt, n(expiresAt))
-      .setAll(wakeIndexKeys(runId, "running", expiresAt) ?? {});
-    return this.answer(this.update(runId, u, leaseHeld(u, token)));
+    return this.answer(this.update(runId, renewUpdate(runId, token, now, ttlMs)));
   }
 
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
-    const u = new UpdateBuilder()
-      .set(A.status, s("suspended"))
-      .set(A.updatedAt, n(update.now))
-      .set("gsi1pk", s(statusPartition("suspended", shardOf(runId))))
-      .setOrRemove(A.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
-      .setOrRemove(A.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
-      .remove(A.leaseOwner, A.leaseExpiresAt);
-    const wakeKeys = wakeIndexKeys(runId, "suspended", update.wakeAt);
-    if (wakeKeys) u.setAll(wakeKeys);
-    else u.remove("gsi2pk", "gsi2sk");
-    return this.answer(this.update(runId, u, leaseHeld(u, token)));
+    return this.answer(this.update(runId, releaseUpdate(runId, token, update)));
   }
 
   async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
-    const result = toJson(update.result);
-    const error = toJson(update.error);
-    const u = new UpdateBuilder()
-      .set(A.status, s(update.status))
-      .set(A.updatedAt, n(update.now))
-      .set(A.finishedAt, n(update.now))
-      .set(TTL_ATTRIBUTE, n(Math.ceil(update.now / 1000) + this.retentionS))
-      .set("gsi1pk", s(statusPartition(update.status, shardOf(runId))))
-      .setOrRemove(A.result, result === undefined ? undefined : s(result))
-      .setOrRemove(A.error, error === undefined ? undefined : s(error))
-      .remove(A.leaseOwner, A.leaseExpiresAt, A.wakeAt, A.waitingFor, "gsi2pk", "gsi2sk");
-    let condition = `attribute_exists(pk) AND ${u.notFinished()}`;
-    if (update.token !== undefined) condition = `${condition} AND ${leaseHeld(u, update.token)}`;
-    const size = Buffer.byteLength(result ?? "", "utf8") + Buffer.byteLength(error ?? "", "utf8");
-    return this.answer(this.update(runId, u, condition).catch((err: unknown) => {
+    const size = Buffer.byteLength(toJson(update.result) ?? "", "utf8") + Buffer.byteLength(toJson(update.error) ?? "", "utf8");
+    const write = this.update(runId, finishUpdate(runId, update, this.retentionS)).catch((err: unknown) => {
       throw this.tooLarge(err, runId, META_SK, size);
-    }));
+    });
+    return this.answer(write);
   }
 
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
@@ -315,7 +258,7 @@ export class DynamoJournalStore implements JournalStore {
     } while (start !== undefined);
   }
 
-  private async update(runId: string, u: UpdateBuilder, condition: string, returnNew = false): Promise<Item | undefined> {
+  private async update(runId: string, { update: u, condition }: MetaUpdate, returnNew = false): Promise<Item | undefined> {
     const out = await retryConflicts(() => this.client.send(new UpdateItemCommand({
       TableName: this.table,
       Key: metaKey(runId),
@@ -354,21 +297,4 @@ function metaKey(runId: string): Item {
 function isExpired(item: Item, nowS: number): boolean {
   const ttl = item[TTL_ATTRIBUTE]?.N;
   return ttl !== undefined && Number(ttl) <= nowS;
-}
-
-/** The lease `token` is current: held, its token, the run not finished. */
-function leaseHeld(u: UpdateBuilder, token: number): string {
-  return `attribute_exists(${u.name(A.leaseOwner)}) AND ${u.name(A.leaseToken)} = ${u.value("c_token", n(token))} AND ${u.notFinished()}`;
-}
-
-let lastStamp = 0;
-
-/**
- * Write order for the timeline: epoch microseconds, strictly increasing within this process.
- * Across processes (two Lambdas racing on one run) it is as good as their clocks.
- */
-function writeStamp(): number {
-  const us = Date.now() * 1000;
-  lastStamp = us > lastStamp ? us : lastStamp + 1;
-  return lastStamp;
 }

@@ -69,3 +69,8 @@ export class ScheduleThrottledError extends WaymarkError {
     super(`EventBridge Scheduler throttled schedule "${scheduleName}"; retry later`);
   }
 }
+
+/** True when `err` is an AWS SDK error of this name (SDK errors carry the error code in `name`). */
+export function isErrorNamed(err: unknown, name: string): boolean {
+  return typeof err === "object" && err !== null && (err as { name?: unknown }).name === name;
+}

@@ -1,0 +1,82 @@
+/**
+ * What each lease and lifecycle transition writes to a run's meta item, and the condition it
+ * needs: one `UpdateItem` each. Kept apart from the store, which only sends them and reads the
+ * answer, so the rules read in one place (they mirror the SQLite store's `UPDATE … WHERE`).
+ */
+import type { AcquireRequest, FinishUpdate, SuspendUpdate } from "../ports.ts";
+import { A, n, s, shardOf, statusPartition, toJson, wakeIndexKeys } from "./dynamodb-codec.ts";
+import { UpdateBuilder } from "./dynamodb-update.ts";
+import { TTL_ATTRIBUTE } from "./table-definition.ts";
+
+export interface MetaUpdate {
+  update: UpdateBuilder;
+  condition: string;
+}
+
+/** Grant: the run exists, is not finished, and its lease is free, expired, or `ifToken`'s. */
+export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
+  const expiresAt = req.now + req.ttlMs;
+  const u = new UpdateBuilder()
+    .set(A.leaseOwner, s(req.owner))
+    .set(A.leaseExpiresAt, n(expiresAt))
+    .increment(A.leaseToken)
+    .increment(A.invocations)
+    .set(A.status, s("running"))
+    .set(A.wakeAt, n(expiresAt))
+    .set(A.updatedAt, n(req.now))
+    .setAll({ gsi1pk: s(statusPartition("running", shardOf(runId))), ...wakeIndexKeys(runId, "running", expiresAt) });
+  // A lease holds only while expiresAt > now.
+  const free = [`attribute_not_exists(${u.name(A.leaseOwner)})`, `${u.name(A.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
+  if (req.ifToken !== undefined) free.push(`${u.name(A.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
+  return { update: u, condition: `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})` };
+}
+
+/** Renew: moves the lease expiry, which is also the running run's wake time (for the watchdog). */
+export function renewUpdate(runId: string, token: number, now: number, ttlMs: number): MetaUpdate {
+  const expiresAt = now + ttlMs;
+  const u = new UpdateBuilder()
+    .set(A.leaseExpiresAt, n(expiresAt))
+    .set(A.wakeAt, n(expiresAt))
+    .setAll(wakeIndexKeys(runId, "running", expiresAt) ?? {});
+  return { update: u, condition: leaseHeld(u, token) };
+}
+
+/** Release: suspended until `wakeAt` (in the due index) or, without one, until a signal. */
+export function releaseUpdate(runId: string, token: number, update: SuspendUpdate): MetaUpdate {
+  const u = new UpdateBuilder()
+    .set(A.status, s("suspended"))
+    .set(A.updatedAt, n(update.now))
+    .set("gsi1pk", s(statusPartition("suspended", shardOf(runId))))
+    .setOrRemove(A.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
+    .setOrRemove(A.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
+    .remove(A.leaseOwner, A.leaseExpiresAt);
+  const wakeKeys = wakeIndexKeys(runId, "suspended", update.wakeAt);
+  if (wakeKeys) u.setAll(wakeKeys);
+  else u.remove("gsi2pk", "gsi2sk");
+  return { update: u, condition: leaseHeld(u, token) };
+}
+
+/**
+ * Finish: terminal status, out of the due index, lease freed, and `expiresAt` set so TTL removes
+ * the meta item after the retention period. With a token, only its current holder may finish.
+ */
+export function finishUpdate(runId: string, update: FinishUpdate, retentionS: number): MetaUpdate {
+  const result = toJson(update.result);
+  const error = toJson(update.error);
+  const u = new UpdateBuilder()
+    .set(A.status, s(update.status))
+    .set(A.updatedAt, n(update.now))
+    .set(A.finishedAt, n(update.now))
+    .set(TTL_ATTRIBUTE, n(Math.ceil(update.now / 1000) + retentionS))
+    .set("gsi1pk", s(statusPartition(update.status, shardOf(runId))))
+    .setOrRemove(A.result, result === undefined ? undefined : s(result))
+    .setOrRemove(A.error, error === undefined ? undefined : s(error))
+    .remove(A.leaseOwner, A.leaseExpiresAt, A.wakeAt, A.waitingFor, "gsi2pk", "gsi2sk");
+  const condition = update.token === undefined ? `attribute_exists(pk) AND ${u.notFinished()}` : leaseHeld(u, update.token);
+  return { update: u, condition };
+}
+
+/** The lease `token` is current: held, that token, the run not finished. */
+function leaseHeld(u: UpdateBuilder, token: number): string {
+  return `attribute_exists(${u.name(A.leaseOwner)}) AND ${u.name(A.leaseToken)} = ${u.value("c_token", n(token))} AND ${u.notFinished()}`;
+}

@@ -1,0 +1,23 @@
+/**
+ * `waymark/aws`: the production adapters — the DynamoDB journal store, wakes through SQS and
+ * EventBridge Scheduler, the journal table's definition (shared with the CDK construct), and
+ * the wake message format the Lambda entry reads.
+ */
+export { DynamoJournalStore, type DynamoJournalStoreOptions } from "./dynamodb-store.ts";
+export { createJournalDynamoClient, JOURNAL_MAX_ATTEMPTS } from "./dynamodb-client.ts";
+export {
+  JOURNAL_TABLE,
+  journalTableInput,
+  TTL_ATTRIBUTE,
+  INDEX_SHARDS,
+  BY_STATUS_INDEX,
+  BY_WAKE_INDEX,
+  type JournalTableDefinition,
+  type IndexDefinition,
+  type KeyAttribute,
+} from "./table-definition.ts";
+export { AwsWakeQueue, type AwsWakeQueueOptions } from "./wakes.ts";
+export { SqsWakes, type SqsWakesOptions } from "./sqs-wakes.ts";
+export { SchedulerWakes, scheduleName, atExpression, DEFAULT_SCHEDULE_RETRY, type SchedulerWakesOptions } from "./scheduler-wakes.ts";
+export { formatWakeMessage, parseWakeMessage, topUpDelaySeconds, WAKE_MESSAGE_VERSION, SQS_MAX_DELAY_SECONDS } from "./wake-message.ts";
+export { RecordTooLargeError, InvalidCursorError, MalformedWakeError, ScheduleThrottledError, DYNAMODB_ITEM_LIMIT_BYTES } from "./errors.ts";

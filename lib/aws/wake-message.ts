@@ -1,0 +1,90 @@
+/**
+ * The wake message: what an SQS message body (sent directly, or by a Scheduler schedule) holds.
+ * Pointers only — the run id, why, which wake, and when — never run state: the journal is the
+ * truth, and the woken invocation reads it.
+ *
+ *   { "v": 1, "runId": "order-8472", "reason": "sleep", "key": "sleep:cool-off", "at": 1767225600000 }
+ */
+import { z } from "zod";
+import type { Wake, WakeReason } from "../ports.ts";
+import { MalformedWakeError } from "./errors.ts";
+
+export const WAKE_MESSAGE_VERSION = 1;
+
+/** Every wake reason; the check below fails to compile if `WakeReason` gains one not listed. */
+const REASONS = ["start", "sleep", "timeout", "retry", "signal", "continue", "watchdog"] as const satisfies readonly WakeReason[];
+const everyReasonListed: [Exclude<WakeReason, (typeof REASONS)[number]>] extends [never] ? true : never = true;
+void everyReasonListed;
+
+const WakeMessage = z.object({
+  v: z.literal(WAKE_MESSAGE_VERSION),
+  runId: z.string().min(1),
+  reason: z.enum(REASONS),
+  key: z.string().min(1),
+  at: z.number().int().nonnegative(),
+});
+
+/**
+ * The message body for a wake.
+ *
+ * @example
+ * ```ts
+ * await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: formatWakeMessage(wake) }));
+ * ```
+ */
+export function formatWakeMessage(wake: Wake): string {
+  return JSON.stringify({ v: WAKE_MESSAGE_VERSION, runId: wake.runId, reason: wake.reason, key: wake.key, at: wake.at });
+}
+
+/**
+ * Reads a wake from an SQS message body. Throws {@link MalformedWakeError} (not retryable: the
+ * message will never parse) on anything else, saying what is wrong.
+ *
+ * @example
+ * ```ts
+ * for (const record of event.Records) {
+ *   const wake = parseWakeMessage(record.body);
+ *   await engine.invoke(wake.runId);
+ * }
+ * ```
+ */
+export function parseWakeMessage(body: string): Wake {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new MalformedWakeError(`body is not JSON: ${JSON.stringify(body.slice(0, 80))}`);
+  }
+  const version = typeof json === "object" && json !== null ? (json as { v?: unknown }).v : undefined;
+  if (version !== WAKE_MESSAGE_VERSION) {
+    throw new MalformedWakeError(`message version ${JSON.stringify(version)}, this code reads version ${WAKE_MESSAGE_VERSION}`);
+  }
+  const parsed = WakeMessage.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new MalformedWakeError(`${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
+  }
+  const { runId, reason, key, at } = parsed.data;
+  return { runId, reason, key, at };
+}
+
+/** SQS's longest per-message delay, in seconds. */
+export const SQS_MAX_DELAY_SECONDS = 900;
+
+/**
+ * How long to hold a wake that arrived before its time, in whole SQS delay seconds (at most
+ * 900; a longer remainder is topped up again on the next arrival); 0 when it is due. Scheduler
+ * fires within the minute of its `at()` time, so the Lambda entry re-sends an early wake with
+ * this delay instead of invoking the run, which would only find the journal not yet due.
+ *
+ * @example
+ * ```ts
+ * const hold = topUpDelaySeconds(wake, Date.now());
+ * if (hold > 0) await sqsWakes.send(wake, hold);
+ * else await engine.invoke(wake.runId);
+ * ```
+ */
+export function topUpDelaySeconds(wake: Wake, now: number): number {
+  const early = wake.at - now;
+  return early > 0 ? Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(early / 1000)) : 0;
+}

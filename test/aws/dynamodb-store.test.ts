@@ -1,0 +1,232 @@
+/**
+ * What the DynamoDB store promises beyond the shared contract, on DynamoDB Local: paginated
+ * journal reads past 1 MB, the 400 KB item limit, one request per append, retries of throttling
+ * and transaction conflicts, TTL on finished runs, and a run id reused after its retention.
+ *
+ * Requests are counted with middleware on the real client: `initialize` sees each command once,
+ * `deserialize` sits inside the SDK's retry loop and sees every HTTP attempt.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  GetItemCommand,
+  ProvisionedThroughputExceededException,
+  TransactionConflictException,
+  type DynamoDBClient,
+} from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { createJournalDynamoClient } from "../../lib/aws/dynamodb-client.ts";
+import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
+import { DYNAMODB_ITEM_LIMIT_BYTES, InvalidCursorError, RecordTooLargeError } from "../../lib/aws/errors.ts";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
+import { localDynamoClient } from "../setup/clients.ts";
+import { createJournalTable, deleteTable } from "../setup/tables.ts";
+
+const T = 1_700_000_000_000;
+const runIdOf = (label: string): string => `${label}-${randomUUID()}`;
+
+interface Traffic {
+  commands: string[];
+  attempts: string[];
+  /** Errors to throw, in order, from the next HTTP attempts (before they reach DynamoDB Local). */
+  faults: Error[];
+}
+
+/** A client whose every command and HTTP attempt is recorded, with injectable faults. */
+function instrumented(client: DynamoDBClient): Traffic {
+  const traffic: Traffic = { commands: [], attempts: [], faults: [] };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      traffic.commands.push(context.commandName ?? "?");
+      return next(args);
+    },
+    { step: "initialize", name: "countCommands" },
+  );
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      traffic.attempts.push(context.commandName ?? "?");
+      const fault = traffic.faults.shift();
+      if (fault) throw fault;
+      return next(args);
+    },
+    { step: "deserialize", name: "countAttempts", priority: "low" },
+  );
+  return traffic;
+}
+
+let admin: DynamoDBClient;
+let client: DynamoDBClient;
+let traffic: Traffic;
+let tableName: string;
+let store: DynamoJournalStore;
+
+beforeAll(async () => {
+  admin = localDynamoClient();
+  tableName = await createJournalTable(admin, "store");
+  client = createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  traffic = instrumented(client);
+  store = new DynamoJournalStore({ client, tableName, retentionDays: 7 });
+});
+
+afterAll(async () => {
+  await deleteTable(admin, tableName);
+  admin.destroy();
+  client.destroy();
+});
+
+beforeEach(() => {
+  traffic.commands.length = 0;
+  traffic.attempts.length = 0;
+  traffic.faults.length = 0;
+});
+
+async function newRun(label: string, createdAt = T): Promise<string> {
+  const runId = runIdOf(label);
+  await store.createRun({ runId, workflow: "flow", input: { label }, createdAt });
+  return runId;
+}
+
+describe("DynamoJournalStore on DynamoDB Local", () => {
+  it("loads a journal larger than one 1 MB query page, every record, in write order", async () => {
+    const runId = await newRun("big-journal");
+    const filler = "x".repeat(40_000);
+    // Keys in reverse of write order: the table sorts by key, the journal reads in write order.
+    const keys = Array.from({ length: 30 }, (_, i) => `step#s${String(29 - i).padStart(2, "0")}`);
+    for (const key of keys) expect(await store.appendRecord(runId, { key, body: { key, filler } })).toEqual({ written: true });
+
+    traffic.commands.length = 0;
+    const journal = await store.loadJournal(runId);
+    expect(journal?.records.map((r) => r.key)).toEqual(keys);
+    expect(journal?.records.every((r) => (r.body as { filler: string }).filler.length === 40_000)).toBe(true);
+    const queries = traffic.commands.filter((c) => c === "QueryCommand").length;
+    expect(queries, "30 × 40 KB is over 1 MB, so more than one page").toBeGreaterThanOrEqual(2);
+  });
+
+  it("refuses a record over 400 KB with RecordTooLargeError naming run, key and size, and writes nothing", async () => {
+    const runId = await newRun("too-large");
+    const err = await store.appendRecord(runId, { key: "step#huge", body: { blob: "y".repeat(DYNAMODB_ITEM_LIMIT_BYTES) } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RecordTooLargeError);
+    const tooLarge = err as RecordTooLargeError;
+    expect(tooLarge.name).toBe("RecordTooLargeError");
+    expect(tooLarge.retryable).toBe(false);
+    expect(tooLarge).toMatchObject({ runId, key: "step#huge", limitBytes: DYNAMODB_ITEM_LIMIT_BYTES });
+    expect(tooLarge.sizeBytes).toBeGreaterThan(DYNAMODB_ITEM_LIMIT_BYTES);
+    expect(tooLarge.message).toContain(runId);
+    expect(tooLarge.message).toContain("step#huge");
+    expect(tooLarge.message).toContain(String(tooLarge.sizeBytes));
+    expect(traffic.commands.filter((c) => c === "PutItemCommand")).toHaveLength(1); // createRun's only
+    expect((await store.loadJournal(runId))?.records).toEqual([]);
+  });
+
+  it("accepts a record of exactly 400 KB as DynamoDB counts it (the size estimate is not short)", async () => {
+    const runId = await newRun("at-limit");
+    // Find the blob length whose item is exactly at the limit, by the store's own refusal.
+    const overhead = await sizeOf(runId, "step#edge", "");
+    const blob = "z".repeat(DYNAMODB_ITEM_LIMIT_BYTES - overhead);
+    expect(await store.appendRecord(runId, { key: "step#edge", body: { blob } })).toEqual({ written: true });
+    const over = await store.appendRecord(runId, { key: "step#edge2", body: { blob: `${blob}zz` } }).catch((e: unknown) => e);
+    expect(over).toBeInstanceOf(RecordTooLargeError);
+    expect((await store.loadJournal(runId))?.records.map((r) => r.key)).toEqual(["step#edge"]);
+  });
+
+  it("appends a record with exactly one request, and answers a duplicate with one request and no retry", async () => {
+    const runId = await newRun("one-request");
+    traffic.commands.length = 0;
+    traffic.attempts.length = 0;
+    expect(await store.appendRecord(runId, { key: "step#charge", body: { charge: "ch_1" } })).toEqual({ written: true });
+    expect(traffic.commands).toEqual(["PutItemCommand"]);
+    expect(traffic.attempts).toEqual(["PutItemCommand"]);
+
+    const dup = await store.appendRecord(runId, { key: "step#charge", body: { charge: "ch_2" } });
+    expect(dup).toEqual({ written: false, existing: { key: "step#charge", body: { charge: "ch_1" } } });
+    expect(traffic.commands).toEqual(["PutItemCommand", "PutItemCommand"]);
+    expect(traffic.attempts).toEqual(["PutItemCommand", "PutItemCommand"]);
+  });
+
+  it("retries throttling with backoff: the append succeeds once, after the throttled attempts", async () => {
+    const runId = await newRun("throttled");
+    traffic.faults.push(throttled(), throttled());
+    traffic.commands.length = 0;
+    traffic.attempts.length = 0;
+    expect(await store.appendRecord(runId, { key: "step#a", body: 1 })).toEqual({ written: true });
+    expect(traffic.commands).toEqual(["PutItemCommand"]);
+    expect(traffic.attempts).toEqual(["PutItemCommand", "PutItemCommand", "PutItemCommand"]);
+    expect((await store.loadJournal(runId))?.records).toEqual([{ key: "step#a", body: 1 }]);
+  });
+
+  it("surfaces throttling that outlasts the client's attempts as the SDK's error", async () => {
+    // A client with 2 attempts keeps this quick; the journal's own client makes 6.
+    const brief = createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 2 });
+    const seen = instrumented(brief);
+    const briefStore = new DynamoJournalStore({ client: brief, tableName });
+    const runId = await newRun("throttled-out");
+    seen.faults.push(throttled(), throttled());
+    const err = await briefStore.renewLease(runId, 1, T, 1_000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProvisionedThroughputExceededException);
+    expect(seen.attempts).toEqual(["UpdateItemCommand", "UpdateItemCommand"]);
+    brief.destroy();
+  });
+
+  it("retries TransactionConflictException, which the SDK does not", async () => {
+    const runId = await newRun("conflict");
+    const conflict = (): Error => new TransactionConflictException({ message: "conflict", $metadata: { httpStatusCode: 400 } });
+    traffic.faults.push(conflict(), conflict());
+    traffic.commands.length = 0;
+    expect(await store.appendRecord(runId, { key: "step#a", body: "ok" })).toEqual({ written: true });
+    expect(traffic.commands).toEqual(["PutItemCommand", "PutItemCommand", "PutItemCommand"]);
+  });
+
+  it("stamps a finished run's meta item with expiresAt (TTL, epoch seconds) after the retention", async () => {
+    const runId = await newRun("ttl");
+    const lease = await store.acquireLease(runId, { owner: "a", now: T, ttlMs: 1_000 });
+    await store.appendRecord(runId, { key: "step#a", body: 1 });
+    expect(await rawAttr(runId, "meta", "expiresAt")).toBeUndefined();
+    expect(await store.finishRun(runId, { now: T + 1_500, status: "completed", result: 1, token: lease.acquired ? lease.lease.token : 0 })).toBe(true);
+    expect(await rawAttr(runId, "meta", "expiresAt")).toBe(String(Math.ceil((T + 1_500) / 1000) + 7 * 86_400));
+    expect(await rawAttr(runId, "meta", "gsi2pk")).toBeUndefined(); // out of the due index
+  });
+
+  it("a run id reused after its retention starts clean: the old records are swept", async () => {
+    const runId = await newRun("reused", T);
+    await store.appendRecord(runId, { key: "step#old", body: "from the first life" });
+    await store.finishRun(runId, { now: T + 1, status: "completed" });
+    // Within retention the finished run is the answer.
+    expect(await store.createRun({ runId, workflow: "flow", input: 2, createdAt: T + 2 })).toMatchObject({ created: false, run: { status: "completed" } });
+    // Past it (TTL may not have deleted the item yet: AWS takes up to days), a new life begins.
+    const later = Date.now() + 8 * 86_400_000;
+    const again = await store.createRun({ runId, workflow: "flow", input: 2, createdAt: later });
+    expect(again).toMatchObject({ created: true, run: { status: "pending", input: 2, leaseToken: 0 } });
+    expect(await store.loadJournal(runId)).toEqual({ run: again.run, records: [] });
+  });
+
+  it("a fresh run costs one read, one probe and one put; an existing one a single read", async () => {
+    const runId = runIdOf("create-cost");
+    traffic.commands.length = 0;
+    await store.createRun({ runId, workflow: "flow", input: 1, createdAt: T });
+    expect(traffic.commands).toEqual(["GetItemCommand", "QueryCommand", "PutItemCommand"]);
+    traffic.commands.length = 0;
+    expect((await store.createRun({ runId, workflow: "flow", input: 1, createdAt: T })).created).toBe(false);
+    expect(traffic.commands).toEqual(["GetItemCommand"]);
+  });
+
+  it("refuses a cursor it did not hand out", async () => {
+    await expect(store.listRuns({ cursor: "bm90LWEtY3Vyc29y" })).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+});
+
+function throttled(): Error {
+  return new ProvisionedThroughputExceededException({ message: "slow down", $metadata: { httpStatusCode: 400 } });
+}
+
+/** The item size the store computes for a record with this blob, from its refusal of a huge one. */
+async function sizeOf(runId: string, key: string, blob: string): Promise<number> {
+  const pad = DYNAMODB_ITEM_LIMIT_BYTES;
+  const err = await store.appendRecord(runId, { key, body: { blob: blob + "z".repeat(pad) } }).catch((e: unknown) => e);
+  if (!(err instanceof RecordTooLargeError)) throw new Error("expected a refusal");
+  return err.sizeBytes - pad;
+}
+
+async function rawAttr(runId: string, sk: string, name: string): Promise<string | undefined> {
+  const out = await admin.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `run#${runId}` }, sk: { S: sk } }, ConsistentRead: true }));
+  const v = out.Item?.[name];
+  return v?.S ?? v?.N;
+}
