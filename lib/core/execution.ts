@@ -180,9 +180,14 @@ export class Execution {
   }
 
   private async attempt<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, attempt: number, timeoutMs: number | undefined): Promise<T> {
+    const idempotencyKey = `${this.o.runId}/${stepId}`;
+    if (timeoutMs === undefined) {
+      // Without a timeout nothing aborts: create the signal only if the step asks for it.
+      let signal: AbortSignal | undefined;
+      return await fn({ idempotencyKey, attempt, get signal() { return (signal ??= new AbortController().signal); } });
+    }
     const controller = new AbortController();
-    const ctx: StepRunContext = { idempotencyKey: `${this.o.runId}/${stepId}`, attempt, signal: controller.signal };
-    if (timeoutMs === undefined) return await fn(ctx);
+    const ctx: StepRunContext = { idempotencyKey, attempt, signal: controller.signal };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
