@@ -3,6 +3,8 @@
  *
  * Every rule of the contract is one conditional request, and the hot path has no transaction:
  *
+ *   createRun      PutItem  if absent (or its TTL passed)      after a read and a one-item probe
+ *                                                              (starting a run is not a hot path)
  *   appendRecord   PutItem  if attribute_not_exists(pk)       the loser gets the winner's record
  *                                                              back in the same response (ALL_OLD)
  *   acquireLease   UpdateItem on meta  if not finished AND (no lease OR lease expired OR

@@ -56,6 +56,8 @@ export interface JournalTableDefinition {
   sortKey: KeyAttribute;
   indexes: readonly IndexDefinition[];
   ttlAttribute: string;
+  /** DESIGN.md: point-in-time recovery on (the journal is the source of truth). */
+  pointInTimeRecovery: true;
 }
 
 /**
@@ -79,6 +81,7 @@ export const JOURNAL_TABLE: JournalTableDefinition = {
     { indexName: BY_WAKE_INDEX, partitionKey: { name: "gsi2pk", type: "S" }, sortKey: { name: "gsi2sk", type: "S" }, projection: "ALL" },
   ],
   ttlAttribute: TTL_ATTRIBUTE,
+  pointInTimeRecovery: true,
 };
 
 /**
