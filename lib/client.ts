@@ -118,7 +118,12 @@ export class Client {
       // A retried delivery of a signal the run already took is answered as before.
       const view = options.signalId === undefined ? undefined : await this.view(runId);
       const waitId = view && options.signalId !== undefined ? findResolutionOf(view, options.signalId) : undefined;
-      if (options.signalId !== undefined && waitId !== undefined) return { signalId: options.signalId, status: "delivered", waitId };
+      if (options.signalId !== undefined && waitId !== undefined) {
+        // Only the same delivery again: the same id with another name or payload is a conflict.
+        const prior = view?.signal(options.signalId);
+        if (prior && (prior.name !== name || canonicalJson(prior.payload) !== canonicalJson(payload))) throw new SignalConflictError(runId, options.signalId);
+        return { signalId: options.signalId, status: "delivered", waitId };
+      }
       throw new RunFinishedError(runId, run.status);
     }
     const def = this.o.workflows.get(run.workflow);

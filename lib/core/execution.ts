@@ -245,6 +245,8 @@ export class Execution {
     const recorded = this.o.journal.step(stepId);
     if (recorded && recorded.kind !== "wait") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a wait step");
     if (recorded) this.visited.add(stepId);
+    // The link step belongs to its wait: once the wait is decided, replay no longer calls notify.
+    if (recorded && this.o.journal.step(`${stepId}:notify`)) this.visited.add(`${stepId}:notify`);
     const timeoutAt = recorded ? recorded.timeoutAt : timeoutMs === undefined ? undefined : this.o.now() + timeoutMs;
 
     let resolution = this.o.journal.resolution(stepId);
