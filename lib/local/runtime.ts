@@ -12,6 +12,7 @@ import { createRegistry } from "../core/registry.ts";
 import { RunNotFoundError } from "../core/errors.ts";
 import { type Lease, type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
 import { drainDueWakes } from "../wake-loop.ts";
+import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { openLocalDatabase } from "./database.ts";
 import { SqliteJournalStore } from "./sqlite-store.ts";
 import { SqliteWakeTable } from "./wake-table.ts";
@@ -31,6 +32,8 @@ export interface LocalRuntimeOptions {
   log?: (entry: LogEntry) => void;
   onStep?: (event: StepEvent) => void;
   onInvocation?: (runId: string, result: InvocationResult) => void;
+  /** The webhook secret (and public base URL) with which `waitForSignal({ notify })` mints approval links. */
+  webhook?: ApprovalLinksOptions;
 }
 
 const ownerPrefix = `local:${hostname()}:`;
@@ -96,6 +99,7 @@ export class LocalRuntime {
       owner: this.owner,
       leaseTtlMs: o.leaseTtlMs ?? 10_000,
       ...(o.log ? { log: o.log } : {}),
+      ...(o.webhook ? { links: createApprovalLinks(o.webhook) } : {}),
     });
   }
 

@@ -6,6 +6,7 @@ import type { StepEvent } from "../core/execution.ts";
 import { createRegistry } from "../core/registry.ts";
 import type { RunMeta } from "../ports.ts";
 import { drainDueWakes } from "../wake-loop.ts";
+import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { MemoryJournalStore } from "./memory-store.ts";
 import { MemoryWakeQueue } from "./memory-wakes.ts";
 import { VirtualClock } from "./virtual-clock.ts";
@@ -14,6 +15,8 @@ export interface TestRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
   /** Where virtual time starts. Default 2026-01-01T00:00:00Z. */
   start?: Date;
+  /** The webhook secret (and public base URL) with which `waitForSignal({ notify })` mints approval links. */
+  webhook?: ApprovalLinksOptions;
 }
 
 
@@ -50,7 +53,7 @@ export class TestRuntime {
     const workflows = createRegistry(options.workflows);
     const ports = { store: this.store, wakes: this.wakes, clock: this.clock, workflows };
     this.client = new Client(ports);
-    this.engine = new Engine({ ...ports, owner: "test-runtime", leaseTtlMs: 60_000 });
+    this.engine = new Engine({ ...ports, owner: "test-runtime", leaseTtlMs: 60_000, ...(options.webhook ? { links: createApprovalLinks(options.webhook) } : {}) });
   }
 
   /** Starts a run and runs it until it finishes or suspends. */

@@ -1,0 +1,136 @@
+/**
+ * The routes' actions, once the handler has matched, authenticated and parsed the request.
+ * Each one is a single call into the client, which validates before it writes.
+ */
+import { z } from "zod";
+import type { Client, HistoryEntry } from "../client.ts";
+import { SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
+import { zodIssues } from "../core/zod-issues.ts";
+import { type ApprovalLinks, type LinkClaims, TERMINAL_STATUSES } from "../ports.ts";
+import { HttpError, json } from "./errors.ts";
+import type { HttpResponse } from "./types.ts";
+
+export interface RouteContext {
+  client: Client;
+  links: ApprovalLinks | undefined;
+}
+
+const StartBody = z.object({ workflow: z.string().min(1).max(128), runId: z.string(), input: z.unknown() }).strict();
+const SignalBody = z
+  .object({ payload: z.unknown(), signalId: z.string().optional(), waitId: z.string().max(300).optional() })
+  .strict();
+
+/** `POST /runs`: 201 when created, 200 when the same run already existed (idempotent start). */
+export async function startRun(ctx: RouteContext, body: unknown): Promise<HttpResponse> {
+  const { workflow, runId, input } = parse(StartBody, body, ["input"]);
+  try {
+    const { created, run } = await ctx.client.start(workflow, { runId, input });
+    return json(created ? 201 : 200, { runId, workflow, created, status: run.status });
+  } catch (err) {
+    if (err instanceof UnknownWorkflowError) throw new HttpError(422, "InvalidRequestError", err.message, { issues: [{ path: "workflow", message: "no such workflow here" }] });
+    throw err;
+  }
+}
+
+/** `GET /runs/:runId`: status, result or error, and the waits still open. */
+export async function getRun(ctx: RouteContext, runId: string): Promise<HttpResponse> {
+  const { run, entries } = await ctx.client.history(runId);
+  const terminal = TERMINAL_STATUSES.has(run.status);
+  const waits = terminal ? [] : openWaits(entries).map((w) => {
+    const out: Record<string, unknown> = { waitId: w.waitId, signal: w.signal };
+    if (w.timeoutAt !== undefined) out.timeoutAt = w.timeoutAt;
+    if (ctx.links) {
+      const { token, url } = ctx.links.mint(claimsOf(run.runId, w));
+      out.approvalToken = token;
+      if (url !== undefined) out.approvalUrl = url;
+    }
+    return out;
+  });
+  const body: Record<string, unknown> = { runId: run.runId, workflow: run.workflow, status: run.status, createdAt: run.createdAt, updatedAt: run.updatedAt };
+  if (run.waitingFor !== undefined && !terminal) body.waitingFor = run.waitingFor;
+  if (run.result !== undefined) body.result = run.result;
+  if (run.error) body.error = { name: run.error.name, message: run.error.message };
+  body.pendingWaits = waits;
+  return json(200, body);
+}
+
+/** `POST /runs/:runId/signals/:name`: 202 delivered or buffered. */
+export async function deliverSignal(ctx: RouteContext, runId: string, name: string, body: unknown, headerId: string | undefined, fallbackId: string): Promise<HttpResponse> {
+  const { payload, signalId: bodyId, waitId } = parse(SignalBody, body, ["payload"]);
+  if (bodyId !== undefined && headerId !== undefined && bodyId !== headerId) {
+    throw new HttpError(400, "InvalidRequestError", "signalId and the Idempotency-Key header differ", { issues: [{ path: "signalId", message: "must equal Idempotency-Key" }] });
+  }
+  const signalId = bodyId ?? headerId ?? fallbackId;
+  const receipt = await ctx.client.signal(runId, name, payload, { signalId, ...(waitId === undefined ? {} : { waitId }) });
+  return json(202, receipt);
+}
+
+/** `GET /approvals/:token`: what the link approves and whether it is still open; writes nothing. */
+export async function describeApproval(ctx: RouteContext, claims: LinkClaims): Promise<HttpResponse> {
+  const { run, entries } = await ctx.client.history(claims.runId);
+  const wait = waitsOf(entries).find((w) => w.waitId === claims.waitId && w.signal === claims.signal);
+  if (!wait) throw new WaitNotFoundError(claims.runId, claims.waitId);
+  const decision = decisionOf(entries, claims.waitId);
+  const body: Record<string, unknown> = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal, runStatus: run.status };
+  if (claims.expiresAt !== undefined) body.expiresAt = claims.expiresAt;
+  body.open = decision === undefined && !TERMINAL_STATUSES.has(run.status);
+  if (decision) body.decision = decision;
+  return json(200, body);
+}
+
+/** `POST /approvals/:token`: delivers the body as the signal's payload to exactly the token's wait. */
+export async function approve(ctx: RouteContext, claims: LinkClaims, signalId: string, payload: unknown): Promise<HttpResponse> {
+  try {
+    const receipt = await ctx.client.signal(claims.runId, claims.signal, payload, { waitId: claims.waitId, signalId });
+    return json(receipt.status === "delivered" ? 200 : 202, { runId: claims.runId, ...receipt });
+  } catch (err) {
+    if (!(err instanceof SignalConflictError)) throw err;
+    // The link was used before with another payload: answer as "already decided" when it is.
+    const decision = decisionOf((await ctx.client.history(claims.runId)).entries, claims.waitId);
+    if (decision) throw new WaitResolvedError(claims.runId, claims.waitId, decision);
+    throw err;
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, body: unknown, required: string[]): z.output<T> {
+  const parsed = schema.safeParse(body);
+  const missing = typeof body === "object" && body !== null ? required.filter((k) => !(k in body)) : [];
+  if (!parsed.success || missing.length > 0) {
+    const issues = parsed.success ? [] : zodIssues(parsed.error);
+    for (const k of missing) if (!issues.some((i) => i.path === k)) issues.push({ path: k, message: "required" });
+    throw new HttpError(400, "InvalidRequestError", "the request body does not have the expected shape", { issues });
+  }
+  return parsed.data;
+}
+
+interface WaitInfo {
+  waitId: string;
+  signal: string;
+  timeoutAt: number | undefined;
+}
+
+function waitsOf(entries: HistoryEntry[]): WaitInfo[] {
+  const out: WaitInfo[] = [];
+  for (const e of entries) {
+    const r = e.record;
+    if (r?.type === "step" && r.kind === "wait") out.push({ waitId: r.stepId, signal: r.signal, timeoutAt: r.timeoutAt });
+  }
+  return out;
+}
+
+function openWaits(entries: HistoryEntry[]): WaitInfo[] {
+  return waitsOf(entries).filter((w) => decisionOf(entries, w.waitId) === undefined);
+}
+
+function decisionOf(entries: HistoryEntry[], waitId: string): WaitDecision | undefined {
+  for (const e of entries) {
+    const r = e.record;
+    if (r?.type !== "resolution" || r.stepId !== waitId) continue;
+    return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: "timeout", at: r.at };
+  }
+  return undefined;
+}
+
+function claimsOf(runId: string, w: WaitInfo): LinkClaims {
+  return { runId, waitId: w.waitId, signal: w.signal, ...(w.timeoutAt === undefined ? {} : { expiresAt: w.timeoutAt }) };
+}

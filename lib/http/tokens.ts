@@ -1,0 +1,110 @@
+/**
+ * Capability tokens for approval links: `base64url(claims JSON) "." base64url(HMAC-SHA256)`.
+ * The HMAC key is derived from the webhook secret for this purpose only
+ * (`HMAC(secret, "waymark-approval-v1")`), so a token can never double as a request signature.
+ * Tokens are deterministic: the same claims mint the same token on every replay.
+ */
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import type { ApprovalLinks, LinkClaims } from "../ports.ts";
+import { type WebhookSecret, secretList } from "./secret.ts";
+
+export interface ApprovalLinksOptions {
+  /** The webhook secret (a list during rotation: the first one mints). */
+  secret: WebhookSecret;
+  /**
+   * Public base URL of the webhook (`https://….lambda-url.eu-west-1.on.aws`, or the dev server's
+   * URL); a function when it is known only later (a server on port 0). Without it, links carry
+   * a token but no URL.
+   */
+  baseUrl?: string | (() => string | undefined);
+}
+
+/** Why a token was refused. */
+export type TokenFailure = "malformed" | "bad-signature" | "expired";
+
+export type TokenVerification =
+  | { ok: true; claims: LinkClaims; signalId: string }
+  | { ok: false; reason: TokenFailure };
+
+/** Longest token accepted (a run id and a wait id of 128 characters each fit easily). */
+export const MAX_TOKEN_LENGTH = 2048;
+
+const TOKEN = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+const Claims = z
+  .object({ runId: z.string(), waitId: z.string(), signal: z.string(), exp: z.number().optional() })
+  .strict();
+
+/**
+ * Creates the {@link ApprovalLinks} a runtime hands to `waitForSignal({ notify })`.
+ *
+ * @example
+ * ```ts
+ * const links = createApprovalLinks({ secret: process.env.WAYMARK_WEBHOOK_SECRET!, baseUrl: "http://127.0.0.1:8787" });
+ * const { url } = links.mint({ runId: "order-8472", waitId: "approval", signal: "approval" });
+ * // http://127.0.0.1:8787/approvals/eyJydW5JZCI6…
+ * ```
+ */
+export function createApprovalLinks(options: ApprovalLinksOptions): ApprovalLinks {
+  const [key] = secretList(options.secret).map(tokenKey);
+  return {
+    mint(claims: LinkClaims) {
+      const token = mintToken(key as Buffer, claims);
+      const base = typeof options.baseUrl === "function" ? options.baseUrl() : options.baseUrl;
+      return { token, url: base === undefined ? undefined : `${base.replace(/\/+$/, "")}/approvals/${token}` };
+    },
+  };
+}
+
+/**
+ * Checks a token's signature (constant-time) and expiry. `signalId` is the id a delivery
+ * through this token uses, so a retried POST is one signal.
+ *
+ * @example
+ * ```ts
+ * const v = verifyApprovalToken(secret, token, Date.now());
+ * if (!v.ok) return v.reason === "expired" ? gone() : notFound();
+ * await client.signal(v.claims.runId, v.claims.signal, payload, { waitId: v.claims.waitId, signalId: v.signalId });
+ * ```
+ */
+export function verifyApprovalToken(secret: WebhookSecret, token: string, now: number): TokenVerification {
+  if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) return { ok: false, reason: "malformed" };
+  const match = TOKEN.exec(token);
+  const payload = match?.[1];
+  const sigText = match?.[2];
+  if (payload === undefined || sigText === undefined) return { ok: false, reason: "malformed" };
+  const sig = Buffer.from(sigText, "base64url");
+  // Only the canonical encoding counts: no second spelling of the same token.
+  if (sig.length !== 32 || sig.toString("base64url") !== sigText) return { ok: false, reason: "malformed" };
+  let valid = false;
+  for (const key of secretList(secret).map(tokenKey)) {
+    if (timingSafeEqual(hmac(key, payload), sig)) valid = true;
+  }
+  if (!valid) return { ok: false, reason: "bad-signature" };
+  let claims: z.infer<typeof Claims>;
+  try {
+    claims = Claims.parse(JSON.parse(Buffer.from(payload, "base64url").toString("utf8")));
+  } catch {
+    return { ok: false, reason: "malformed" };
+  }
+  if (claims.exp !== undefined && now >= claims.exp) return { ok: false, reason: "expired" };
+  const out: LinkClaims = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal };
+  if (claims.exp !== undefined) out.expiresAt = claims.exp;
+  return { ok: true, claims: out, signalId: `link:${createHash("sha256").update(payload).digest("hex").slice(0, 40)}` };
+}
+
+function mintToken(key: Buffer, claims: LinkClaims): string {
+  // Fixed key order: the same claims always give the same text, so the same token.
+  const body: Record<string, unknown> = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal };
+  if (claims.expiresAt !== undefined) body.exp = claims.expiresAt;
+  const payload = Buffer.from(JSON.stringify(body), "utf8").toString("base64url");
+  return `${payload}.${hmac(key, payload).toString("base64url")}`;
+}
+
+function tokenKey(secret: string): Buffer {
+  return createHmac("sha256", secret).update("waymark-approval-v1").digest();
+}
+
+function hmac(key: Buffer, text: string): Buffer {
+  return createHmac("sha256", key).update(text).digest();
+}
