@@ -37,7 +37,14 @@ export class RecordTooLargeError extends WaymarkError {
   }
 }
 
-/** A `listRuns` cursor this store did not hand out (or from another store or version). */
+/**
+ * A `listRuns` cursor this store did not hand out (or from another store or version).
+ *
+ * @example
+ * ```ts
+ * await store.listRuns({ cursor: "garbage" }); // throws InvalidCursorError
+ * ```
+ */
 export class InvalidCursorError extends WaymarkError {
   override readonly name = "InvalidCursorError" as const;
   readonly retryable = false;
@@ -46,7 +53,19 @@ export class InvalidCursorError extends WaymarkError {
   }
 }
 
-/** An SQS message body that is not a Waymark wake (see `parseWakeMessage`). */
+/**
+ * An SQS message body that is not a Waymark wake (see `parseWakeMessage`). Not retryable: let
+ * the message go to the DLQ rather than fail the batch for ever.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   wake = parseWakeMessage(record.body);
+ * } catch (err) {
+ *   if (err instanceof MalformedWakeError) log.error(err.problem);
+ * }
+ * ```
+ */
 export class MalformedWakeError extends WaymarkError {
   override readonly name = "MalformedWakeError" as const;
   readonly retryable = false;
@@ -58,6 +77,14 @@ export class MalformedWakeError extends WaymarkError {
 /**
  * EventBridge Scheduler throttled `CreateSchedule` or `DeleteSchedule` beyond the SDK's own
  * retries. Retry later (the engine's invocation fails and its wake is redelivered).
+ *
+ * @example
+ * ```ts
+ * await wakes.schedule(wake).catch((err) => {
+ *   if (err instanceof ScheduleThrottledError) return reportBatchItemFailure(record);
+ *   throw err;
+ * });
+ * ```
  */
 export class ScheduleThrottledError extends WaymarkError {
   override readonly name = "ScheduleThrottledError" as const;
