@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { Client, HistoryEntry } from "../client.ts";
-import { SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
+import { RunFinishedError, SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
 import { zodIssues } from "../core/zod-issues.ts";
 import { type ApprovalLinks, type LinkClaims, TERMINAL_STATUSES } from "../ports.ts";
 import { HttpError, json } from "./errors.ts";
@@ -61,8 +61,13 @@ export async function deliverSignal(ctx: RouteContext, runId: string, name: stri
     throw new HttpError(400, "InvalidRequestError", "signalId and the Idempotency-Key header differ", { issues: [{ path: "signalId", message: "must equal Idempotency-Key" }] });
   }
   const signalId = bodyId ?? headerId ?? fallbackId;
-  const receipt = await ctx.client.signal(runId, name, payload, { signalId, ...(waitId === undefined ? {} : { waitId }) });
-  return json(202, receipt);
+  try {
+    const receipt = await ctx.client.signal(runId, name, payload, { signalId, ...(waitId === undefined ? {} : { waitId }) });
+    return json(202, receipt);
+  } catch (err) {
+    if (err instanceof RunFinishedError) await explainFinished(ctx, runId, name, waitId);
+    throw err;
+  }
 }
 
 /** `GET /approvals/:token`: what the link approves and whether it is still open; writes nothing. */
@@ -84,12 +89,18 @@ export async function approve(ctx: RouteContext, claims: LinkClaims, signalId: s
     const receipt = await ctx.client.signal(claims.runId, claims.signal, payload, { waitId: claims.waitId, signalId });
     return json(receipt.status === "delivered" ? 200 : 202, { runId: claims.runId, ...receipt });
   } catch (err) {
-    if (!(err instanceof SignalConflictError)) throw err;
-    // The link was used before with another payload: answer as "already decided" when it is.
-    const decision = decisionOf((await ctx.client.history(claims.runId)).entries, claims.waitId);
-    if (decision) throw new WaitResolvedError(claims.runId, claims.waitId, decision);
+    // Used before (another payload), or the run has finished: answer with the wait's decision when it has one.
+    if (err instanceof SignalConflictError || err instanceof RunFinishedError) await explainFinished(ctx, claims.runId, claims.signal, claims.waitId);
     throw err;
   }
+}
+
+/** Throws `WaitResolvedError` with the decision of the wait a refused signal was for (by id, else the latest for its name), if decided. */
+async function explainFinished(ctx: RouteContext, runId: string, signal: string, waitId: string | undefined): Promise<void> {
+  const { entries } = await ctx.client.history(runId);
+  const target = waitId ?? waitsOf(entries).filter((w) => w.signal === signal).at(-1)?.waitId;
+  const decision = target === undefined ? undefined : decisionOf(entries, target);
+  if (target !== undefined && decision) throw new WaitResolvedError(runId, target, decision);
 }
 
 function parse<T extends z.ZodType>(schema: T, body: unknown, required: string[]): z.output<T> {

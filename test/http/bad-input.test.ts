@@ -180,8 +180,14 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
     await refused({ ...req, headers: { ...req.headers, "idempotency-key": "s-2" } }, 400, "InvalidRequestError");
   });
 
-  it("a signal to a finished run → 409", async () => {
-    await refused(signed("POST", "/runs/w-2/signals/approval", { payload: { approved: true, approver: "late" } }, now()), 409, "RunFinishedError");
+  it("a signal to a finished run → 409, with the decision of its wait when there was one", async () => {
+    const { body } = await refused(signed("POST", "/runs/w-2/signals/approval", { payload: { approved: true, approver: "late" } }, now()), 409, "WaitResolvedError");
+    expect(body.error?.decision).toMatchObject({ via: "signal" });
+    await handler(signed("POST", "/runs", { workflow: "one-approval", runId: "w-11", input: { n: 11 } }, now()));
+    await waitFor("w-11", "suspended");
+    await runtime.client.cancel("w-11");
+    await refused(signed("POST", "/runs/w-11/signals/approval", { payload: { approved: true, approver: "late" } }, now()), 409, "RunFinishedError");
+    await refused(postJson(linkPath("w-11"), { approved: true, approver: "late" }), 409, "RunFinishedError");
   });
 
   it("a method or path that does not exist → 405 with allow, or 404", async () => {
