@@ -59,20 +59,39 @@ export async function ensureDynamoDbLocal(cacheRoot = CACHE_ROOT): Promise<strin
   }
 }
 
-/** A lock directory (mkdir is atomic); a lock older than the longest fetch is taken as stale. */
+/**
+ * A lock directory (mkdir is atomic) holding its owner's pid. A lock whose owner is gone, or
+ * older than the longest fetch, is stale and broken.
+ */
 async function lock(path: string): Promise<() => void> {
   const deadline = Date.now() + LOCK_STALE_MS + 60_000;
   for (;;) {
     try {
       mkdirSync(path);
+      writeFileSync(join(path, "pid"), String(process.pid));
       return () => rmSync(path, { recursive: true, force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
     const age = ageMs(path);
-    if (age !== undefined && age > LOCK_STALE_MS) rmSync(path, { recursive: true, force: true });
+    if (age !== undefined && (age > LOCK_STALE_MS || (age > 2_000 && !ownerAlive(path)))) rmSync(path, { recursive: true, force: true });
     if (Date.now() > deadline) throw new Error(`timed out waiting for the lock ${path}`);
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function ownerAlive(lockPath: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(lockPath, "pid"), "utf8"));
+  } catch {
+    return true; // the owner has not written its pid yet
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -113,8 +132,11 @@ export async function startDynamoDbLocal(options: { deadlineMs?: number } = {}):
 
 async function waitReady(child: ChildProcess, endpoint: string, deadlineMs: number): Promise<void> {
   let output = "";
-  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const keep = (d: Buffer): void => {
+    if (output.length < 64 * 1024) output += d.toString();
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
   let exited: string | undefined;
   child.once("error", (err) => (exited = `could not start java (${err.message}); DynamoDB Local needs Java 17 on PATH`));
   child.once("exit", (code, signal) => (exited ??= `exited with ${code ?? signal}`));
