@@ -17,7 +17,7 @@ export type Item = Record<string, AttributeValue>;
 export const META_SK = "meta";
 
 /** Meta item attribute names (also the names used in expressions, all plain identifiers). */
-export const A = {
+export const ATTR = {
   runId: "runId",
   workflow: "workflow",
   input: "input",
@@ -74,45 +74,45 @@ export function newMetaItem(meta: RunMeta): Item {
   const item: Item = {
     pk: s(pkOf(meta.runId)),
     sk: s(META_SK),
-    [A.runId]: s(meta.runId),
-    [A.workflow]: s(meta.workflow),
-    [A.status]: s(meta.status),
-    [A.createdAt]: n(meta.createdAt),
-    [A.updatedAt]: n(meta.updatedAt),
-    [A.leaseToken]: n(meta.leaseToken),
-    [A.invocations]: n(meta.invocations),
+    [ATTR.runId]: s(meta.runId),
+    [ATTR.workflow]: s(meta.workflow),
+    [ATTR.status]: s(meta.status),
+    [ATTR.createdAt]: n(meta.createdAt),
+    [ATTR.updatedAt]: n(meta.updatedAt),
+    [ATTR.leaseToken]: n(meta.leaseToken),
+    [ATTR.invocations]: n(meta.invocations),
     gsi1pk: s(statusPartition(meta.status, shardOf(meta.runId))),
     gsi1sk: s(indexSortKey(meta.createdAt, meta.runId)),
     ...wakeIndexKeys(meta.runId, meta.status, meta.wakeAt),
   };
   const input = toJson(meta.input);
-  if (input !== undefined) item[A.input] = s(input);
-  if (meta.wakeAt !== undefined) item[A.wakeAt] = n(meta.wakeAt);
+  if (input !== undefined) item[ATTR.input] = s(input);
+  if (meta.wakeAt !== undefined) item[ATTR.wakeAt] = n(meta.wakeAt);
   return item;
 }
 
 /** Reads a meta item back; throws on an item that is not one (a corrupted table). */
 export function decodeMeta(item: Item): RunMeta {
   const meta: RunMeta = {
-    runId: str(item, A.runId),
-    workflow: str(item, A.workflow),
-    input: fromJson(item[A.input]?.S),
-    status: str(item, A.status) as RunStatus,
-    createdAt: num(item, A.createdAt),
-    updatedAt: num(item, A.updatedAt),
-    leaseToken: num(item, A.leaseToken),
-    invocations: num(item, A.invocations),
+    runId: str(item, ATTR.runId),
+    workflow: str(item, ATTR.workflow),
+    input: fromJson(item[ATTR.input]?.S),
+    status: str(item, ATTR.status) as RunStatus,
+    createdAt: num(item, ATTR.createdAt),
+    updatedAt: num(item, ATTR.updatedAt),
+    leaseToken: num(item, ATTR.leaseToken),
+    invocations: num(item, ATTR.invocations),
   };
-  const wakeAt = optNum(item, A.wakeAt);
+  const wakeAt = optNum(item, ATTR.wakeAt);
   if (wakeAt !== undefined) meta.wakeAt = wakeAt;
-  const waitingFor = item[A.waitingFor]?.S;
+  const waitingFor = item[ATTR.waitingFor]?.S;
   if (waitingFor !== undefined) meta.waitingFor = waitingFor;
-  const owner = item[A.leaseOwner]?.S;
-  const expiresAt = optNum(item, A.leaseExpiresAt);
+  const owner = item[ATTR.leaseOwner]?.S;
+  const expiresAt = optNum(item, ATTR.leaseExpiresAt);
   if (owner !== undefined && expiresAt !== undefined) meta.lease = { owner, token: meta.leaseToken, expiresAt };
-  if (item[A.result]?.S !== undefined) meta.result = fromJson(item[A.result]?.S);
-  if (item[A.error]?.S !== undefined) meta.error = fromJson(item[A.error]?.S) as SerializedError;
-  const finishedAt = optNum(item, A.finishedAt);
+  if (item[ATTR.result]?.S !== undefined) meta.result = fromJson(item[ATTR.result]?.S);
+  if (item[ATTR.error]?.S !== undefined) meta.error = fromJson(item[ATTR.error]?.S) as SerializedError;
+  const finishedAt = optNum(item, ATTR.finishedAt);
   if (finishedAt !== undefined) meta.finishedAt = finishedAt;
   return meta;
 }
@@ -122,16 +122,16 @@ export function recordItem(runId: string, record: StoredRecord, writtenAt: numbe
   const item: Item = {
     pk: s(pkOf(runId)),
     sk: s(record.key),
-    [A.body]: s(toJson(record.body) ?? "null"),
-    [A.writtenAt]: n(writtenAt),
+    [ATTR.body]: s(toJson(record.body) ?? "null"),
+    [ATTR.writtenAt]: n(writtenAt),
   };
-  if (record.lateFor !== undefined) item[A.lateFor] = s(record.lateFor);
+  if (record.lateFor !== undefined) item[ATTR.lateFor] = s(record.lateFor);
   return item;
 }
 
 export function decodeRecord(item: Item): StoredRecord {
-  const record: StoredRecord = { key: str(item, "sk"), body: JSON.parse(str(item, A.body)) as unknown };
-  const lateFor = item[A.lateFor]?.S;
+  const record: StoredRecord = { key: str(item, "sk"), body: JSON.parse(str(item, ATTR.body)) as unknown };
+  const lateFor = item[ATTR.lateFor]?.S;
   if (lateFor !== undefined) record.lateFor = lateFor;
   return record;
 }

@@ -49,7 +49,7 @@ import {
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
-import { A, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
+import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
 import { acquireUpdate, finishUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
@@ -144,7 +144,7 @@ export class DynamoJournalStore implements JournalStore {
       })));
       for (const item of out.Items ?? []) {
         if (item.sk?.S === META_SK) run = decodeMeta(item);
-        else records.push({ record: decodeRecord(item), writtenAt: Number(item[A.writtenAt]?.N ?? 0) });
+        else records.push({ record: decodeRecord(item), writtenAt: Number(item[ATTR.writtenAt]?.N ?? 0) });
       }
       start = out.LastEvaluatedKey;
     } while (start !== undefined);
@@ -206,7 +206,7 @@ export class DynamoJournalStore implements JournalStore {
       Key: { pk: s(pkOf(runId)), sk: s(key) },
       UpdateExpression: "SET #late = :late",
       ConditionExpression: "attribute_exists(pk)", // never create a stub record
-      ExpressionAttributeNames: { "#late": A.lateFor },
+      ExpressionAttributeNames: { "#late": ATTR.lateFor },
       ExpressionAttributeValues: { ":late": s(waitStepId) },
     }))));
   }
@@ -252,7 +252,7 @@ export class DynamoJournalStore implements JournalStore {
           TableName: this.table,
           Key: key,
           ConditionExpression: "attribute_not_exists(#w) OR #w < :cutoff",
-          ExpressionAttributeNames: { "#w": A.writtenAt },
+          ExpressionAttributeNames: { "#w": ATTR.writtenAt },
           ExpressionAttributeValues: { ":cutoff": n(cutoffUs) },
         }))));
       }

@@ -4,7 +4,7 @@
  * answer, so the rules read in one place (they mirror the SQLite store's `UPDATE … WHERE`).
  */
 import type { AcquireRequest, FinishUpdate, SuspendUpdate } from "../ports.ts";
-import { A, n, s, shardOf, statusPartition, toJson, wakeIndexKeys } from "./dynamodb-codec.ts";
+import { ATTR, n, s, shardOf, statusPartition, toJson, wakeIndexKeys } from "./dynamodb-codec.ts";
 import { UpdateBuilder } from "./dynamodb-update.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 
@@ -17,17 +17,17 @@ export interface MetaUpdate {
 export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
   const expiresAt = req.now + req.ttlMs;
   const u = new UpdateBuilder()
-    .set(A.leaseOwner, s(req.owner))
-    .set(A.leaseExpiresAt, n(expiresAt))
-    .increment(A.leaseToken)
-    .increment(A.invocations)
-    .set(A.status, s("running"))
-    .set(A.wakeAt, n(expiresAt))
-    .set(A.updatedAt, n(req.now))
+    .set(ATTR.leaseOwner, s(req.owner))
+    .set(ATTR.leaseExpiresAt, n(expiresAt))
+    .increment(ATTR.leaseToken)
+    .increment(ATTR.invocations)
+    .set(ATTR.status, s("running"))
+    .set(ATTR.wakeAt, n(expiresAt))
+    .set(ATTR.updatedAt, n(req.now))
     .setAll({ gsi1pk: s(statusPartition("running", shardOf(runId))), ...wakeIndexKeys(runId, "running", expiresAt) });
   // A lease holds only while expiresAt > now.
-  const free = [`attribute_not_exists(${u.name(A.leaseOwner)})`, `${u.name(A.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
-  if (req.ifToken !== undefined) free.push(`${u.name(A.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
+  const free = [`attribute_not_exists(${u.name(ATTR.leaseOwner)})`, `${u.name(ATTR.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
+  if (req.ifToken !== undefined) free.push(`${u.name(ATTR.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
   return { update: u, condition: `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})` };
 }
 
@@ -35,8 +35,8 @@ export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
 export function renewUpdate(runId: string, token: number, now: number, ttlMs: number): MetaUpdate {
   const expiresAt = now + ttlMs;
   const u = new UpdateBuilder()
-    .set(A.leaseExpiresAt, n(expiresAt))
-    .set(A.wakeAt, n(expiresAt))
+    .set(ATTR.leaseExpiresAt, n(expiresAt))
+    .set(ATTR.wakeAt, n(expiresAt))
     .setAll(wakeIndexKeys(runId, "running", expiresAt) ?? {});
   return { update: u, condition: leaseHeld(u, token) };
 }
@@ -44,12 +44,12 @@ export function renewUpdate(runId: string, token: number, now: number, ttlMs: nu
 /** Release: suspended until `wakeAt` (in the due index) or, without one, until a signal. */
 export function releaseUpdate(runId: string, token: number, update: SuspendUpdate): MetaUpdate {
   const u = new UpdateBuilder()
-    .set(A.status, s("suspended"))
-    .set(A.updatedAt, n(update.now))
+    .set(ATTR.status, s("suspended"))
+    .set(ATTR.updatedAt, n(update.now))
     .set("gsi1pk", s(statusPartition("suspended", shardOf(runId))))
-    .setOrRemove(A.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
-    .setOrRemove(A.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
-    .remove(A.leaseOwner, A.leaseExpiresAt);
+    .setOrRemove(ATTR.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
+    .setOrRemove(ATTR.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
+    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt);
   const wakeKeys = wakeIndexKeys(runId, "suspended", update.wakeAt);
   if (wakeKeys) u.setAll(wakeKeys);
   else u.remove("gsi2pk", "gsi2sk");
@@ -64,19 +64,19 @@ export function finishUpdate(runId: string, update: FinishUpdate, retentionS: nu
   const result = toJson(update.result);
   const error = toJson(update.error);
   const u = new UpdateBuilder()
-    .set(A.status, s(update.status))
-    .set(A.updatedAt, n(update.now))
-    .set(A.finishedAt, n(update.now))
+    .set(ATTR.status, s(update.status))
+    .set(ATTR.updatedAt, n(update.now))
+    .set(ATTR.finishedAt, n(update.now))
     .set(TTL_ATTRIBUTE, n(Math.ceil(update.now / 1000) + retentionS))
     .set("gsi1pk", s(statusPartition(update.status, shardOf(runId))))
-    .setOrRemove(A.result, result === undefined ? undefined : s(result))
-    .setOrRemove(A.error, error === undefined ? undefined : s(error))
-    .remove(A.leaseOwner, A.leaseExpiresAt, A.wakeAt, A.waitingFor, "gsi2pk", "gsi2sk");
+    .setOrRemove(ATTR.result, result === undefined ? undefined : s(result))
+    .setOrRemove(ATTR.error, error === undefined ? undefined : s(error))
+    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.wakeAt, ATTR.waitingFor, "gsi2pk", "gsi2sk");
   const condition = update.token === undefined ? `attribute_exists(pk) AND ${u.notFinished()}` : leaseHeld(u, update.token);
   return { update: u, condition };
 }
 
 /** The lease `token` is current: held, that token, the run not finished. */
 function leaseHeld(u: UpdateBuilder, token: number): string {
-  return `attribute_exists(${u.name(A.leaseOwner)}) AND ${u.name(A.leaseToken)} = ${u.value("c_token", n(token))} AND ${u.notFinished()}`;
+  return `attribute_exists(${u.name(ATTR.leaseOwner)}) AND ${u.name(ATTR.leaseToken)} = ${u.value("c_token", n(token))} AND ${u.notFinished()}`;
 }
