@@ -1,6 +1,7 @@
 /**
  * The order workflow: reserve stock, score fraud, wait up to 24 h for a human approval, charge,
  * create a shipping label, notify the customer. A rejection or a timeout releases the stock.
+ * An order that names an approver emails them an approval link (the webhook's capability URL).
  * Written only against the public API, as a user would.
  */
 import { z } from "zod";
@@ -15,6 +16,8 @@ export const Order = z.object({
   amount: z.number().positive(),
   email: z.string().email(),
   address: z.string().min(1),
+  /** Who approves this order: they are emailed a link that approves or rejects it. */
+  approverEmail: z.string().email().optional(),
 });
 export type Order = z.infer<typeof Order>;
 
@@ -38,7 +41,14 @@ export const orderFlow = durable(
     const hold = await step.run("reserve", ({ idempotencyKey }) => use().shop.reserve(order.sku, order.quantity, idempotencyKey));
     const fraud = await step.run("fraud_check", ({ idempotencyKey }) => use().shop.fraudScore(order.orderId, order.amount, idempotencyKey));
 
-    const approval = await step.waitForSignal("approval", { timeout: "24h" });
+    // Only an order that names an approver asks for a link, so hosts without a webhook secret still run the rest.
+    const approverEmail = order.approverEmail;
+    const approval = await step.waitForSignal("approval", {
+      timeout: "24h",
+      ...(approverEmail === undefined
+        ? {}
+        : { notify: (link) => use().shop.sendApprovalRequest(approverEmail, order.orderId, link, `${link.runId}/${link.waitId}:notify`) }),
+    });
     if (!approval.received || !approval.payload.approved) {
       await step.run("release", ({ idempotencyKey }) => use().shop.release(hold.holdId, idempotencyKey));
       return { status: approval.received ? "rejected" : "expired", orderId: order.orderId, fraudScore: fraud.score };

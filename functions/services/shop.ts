@@ -9,12 +9,25 @@ export interface ServiceCall {
   at: string;
 }
 
+/** An approval request as the fake mailer "sent" it: the approver's inbox. */
+export interface ApprovalMail {
+  to: string;
+  orderId: string;
+  /** The capability URL to approve or reject with (absent when the runtime knows no base URL). */
+  url: string | undefined;
+  token: string;
+  expiresAt: number | undefined;
+  key: string;
+}
+
 /** Fake inventory, fraud scoring, carrier and mailer, each logging its calls to one file. */
 export class FakeShop {
   private readonly log: JsonLinesFile<ServiceCall>;
+  private readonly outbox: JsonLinesFile<ApprovalMail>;
 
   constructor(dir: string) {
     this.log = new JsonLinesFile(join(dir, "service-calls.jsonl"));
+    this.outbox = new JsonLinesFile(join(dir, "approval-mails.jsonl"));
   }
 
   private record(service: string, op: string, key: string): void {
@@ -45,6 +58,18 @@ export class FakeShop {
   notify(email: string, text: string, key: string): { messageId: string } {
     this.record("mailer", "send", key);
     return { messageId: `msg_${key.length}_${text.length}` };
+  }
+
+  /** "Emails" an approver the link that approves or rejects the order. */
+  sendApprovalRequest(to: string, orderId: string, link: { url: string | undefined; token: string; expiresAt: number | undefined }, key: string): { messageId: string } {
+    this.record("mailer", "approval_request", key);
+    this.outbox.append({ to, orderId, url: link.url, token: link.token, expiresAt: link.expiresAt, key });
+    return { messageId: `msg_approval_${orderId}` };
+  }
+
+  /** The approval requests sent so far, oldest first. */
+  approvalMails(): ApprovalMail[] {
+    return this.outbox.read();
   }
 
   refund(chargeId: string, key: string): { refunded: string } {
