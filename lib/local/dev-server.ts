@@ -1,0 +1,156 @@
+/**
+ * The local dev server: the webhook routes (the same handler as the Lambda Function URL) and a
+ * read-only dashboard at `GET /`, on 127.0.0.1 by default. Bodies are limited while they are
+ * read, so an oversized upload is refused without being buffered.
+ */
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Client } from "../client.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "../http/body.ts";
+import { json } from "../http/errors.ts";
+import { createHttpHandler, type HttpHandlerOptions } from "../http/handler.ts";
+import type { WebhookSecret } from "../http/secret.ts";
+import type { HttpRequest, HttpResponse } from "../http/types.ts";
+import type { ApprovalLinks } from "../ports.ts";
+import { renderDashboard } from "./dashboard.ts";
+
+export interface DevServerOptions {
+  /** A local runtime (or anything with its client) whose runs the server serves. */
+  runtime: { client: Client };
+  /** Default 8787; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. Binding anything else exposes the routes beyond this machine. */
+  host?: string;
+  /** The same secret as the runtime's `webhook.secret`, or its approval links will not verify. */
+  secret: WebhookSecret;
+  maxBodyBytes?: number;
+  /** Adds approval URLs to `GET /runs/:runId` (pass the runtime's links options through `createApprovalLinks`). */
+  links?: ApprovalLinks;
+  onFault?: HttpHandlerOptions["onFault"];
+}
+
+export interface DevServer {
+  /** e.g. `http://127.0.0.1:8787`, no trailing slash. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DEV_PORT = 8787;
+/** What an oversized upload may still send (discarded) before the connection is cut. */
+const DISCARD_LIMIT = 1024 * 1024;
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/**
+ * Starts the dev server.
+ *
+ * @example
+ * ```ts
+ * const secret = process.env.WAYMARK_WEBHOOK_SECRET!;
+ * let base: string | undefined;
+ * const runtime = createLocalRuntime({ workflows: [orderFlow], webhook: { secret, baseUrl: () => base } });
+ * runtime.start();
+ * const server = await startDevServer({ runtime, secret, port: 8787 });
+ * base = server.url; // approval links now read http://127.0.0.1:8787/approvals/<token>
+ * ```
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const host = options.host ?? "127.0.0.1";
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const onFault = options.onFault ?? ((err: unknown) => console.error("waymark dev server: server fault:", err));
+  const handler = createHttpHandler({
+    client: options.runtime.client,
+    secret: options.secret,
+    maxBodyBytes: maxBody,
+    onFault,
+    ...(options.links ? { links: options.links } : {}),
+  });
+  const loopbackOnly = LOOPBACK.has(host);
+
+  const server = createServer((req, res) => {
+    // A page on another site must not reach a loopback server by rebinding its DNS name.
+    if (loopbackOnly && !LOOPBACK.has(hostnameOf(req.headers.host))) {
+      return send(res, json(403, { error: { name: "ForbiddenHostError", message: "this dev server answers only to localhost" } }));
+    }
+    readBody(req, maxBody).then(
+      async (body) => {
+        if (body === undefined) {
+          return send(res, json(413, { error: { name: "PayloadTooLargeError", message: `request body exceeds ${maxBody} bytes` } }, { connection: "close" }));
+        }
+        const request = toHttpRequest(req, body);
+        if (request.path === "/" && request.method === "GET") {
+          const html = await renderDashboard(options.runtime.client);
+          return send(res, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'", "cache-control": "no-store" }, body: html });
+        }
+        send(res, await handler(request));
+      },
+    ).catch((err: unknown) => {
+      onFault(err);
+      if (!res.headersSent) send(res, json(500, { error: { name: "InternalError", message: "internal error" } }));
+    });
+  });
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? DEFAULT_DEV_PORT, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The body as UTF-8, or `undefined` once it passes `max` bytes (the rest is discarded, up to a cap). */
+function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? 0);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = declared > max;
+    if (over) resolve(undefined);
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (over) {
+        if (size > max + DISCARD_LIMIT) req.destroy();
+        return;
+      }
+      if (size > max) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(over ? undefined : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function toHttpRequest(req: IncomingMessage, body: string): HttpRequest {
+  const raw = req.url ?? "/";
+  const q = raw.indexOf("?");
+  // fromEntries defines own properties, so a "__proto__" name is just a name.
+  const headers: Record<string, string> = Object.fromEntries(
+    Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value]])),
+  );
+  const query: Record<string, string> = q >= 0 ? Object.fromEntries(new URLSearchParams(raw.slice(q + 1))) : {};
+  return { method: req.method ?? "GET", path: q >= 0 ? raw.slice(0, q) : raw, query, headers, body };
+}
+
+function hostnameOf(host: string | undefined): string {
+  if (!host) return "";
+  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
+  return host.split(":")[0] ?? "";
+}
+
+function send(res: ServerResponse, out: HttpResponse): void {
+  if (res.headersSent) return;
+  res.writeHead(out.status, out.headers);
+  res.end(out.body);
+}
