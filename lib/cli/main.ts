@@ -3,6 +3,7 @@
  *
  *   waymark runs list [--status <status>] [--limit <n>] [--file <journal.db>]
  *   waymark runs show <runId> [--file <journal.db>]
+ *   waymark signal … / waymark approve …   (over HTTP: see http-verbs.ts)
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -14,10 +15,12 @@ import { SqliteJournalStore } from "../local/sqlite-store.ts";
 import { SqliteWakeTable } from "../local/wake-table.ts";
 import { type RunStatus, systemClock } from "../ports.ts";
 import { formatTimeline } from "./timeline.ts";
+import { HTTP_USAGE, runHttpVerb } from "./http-verbs.ts";
 
 const USAGE = `usage:
   waymark runs list [--status pending|running|suspended|completed|failed|cancelled] [--limit n] [--file path]
   waymark runs show <runId> [--file path]
+${HTTP_USAGE}
 
 --file defaults to $WAYMARK_FILE or .waymark/journal.db`;
 
@@ -29,6 +32,7 @@ class UsageError extends Error {
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 usage). */
 export async function main(argv: string[], out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<number> {
+  if (argv[0] === "signal" || argv[0] === "approve") return runHttpVerb(argv, out, err);
   try {
     const { values, positionals } = parseArgs({
       args: argv,
