@@ -14,7 +14,8 @@
  *   });
  * ```
  */
-export { durable } from "./core/definition.ts";
+export { durable, type DurableWorkflow, type DurableLambdaContext } from "./durable.ts";
+export { defineWorkflow } from "./core/definition.ts";
 export type {
   AnyWorkflow,
   DurableOptions,

@@ -125,7 +125,7 @@ export function assertName(what: string, name: string): void {
 }
 
 /**
- * Defines a durable workflow.
+ * Defines a workflow (the definition without a Lambda handler; `durable()` adds the handler).
  *
  * @example
  * ```ts
@@ -144,7 +144,7 @@ export function assertName(what: string, name: string): void {
  * );
  * ```
  */
-export function durable<IS extends z.ZodType, O, S extends SignalMap = Record<never, z.ZodType>>(
+export function defineWorkflow<IS extends z.ZodType, O, S extends SignalMap = Record<never, z.ZodType>>(
   options: DurableOptions<IS, S>,
   fn: WorkflowFn<z.output<IS>, O, S>,
 ): Workflow<z.output<IS>, O, S> {

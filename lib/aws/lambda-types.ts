@@ -1,0 +1,72 @@
+/**
+ * The shapes of the Lambda events and context Waymark handles: the SQS batch, the Function URL
+ * request (payload format 2.0), and direct invocations. Only the fields Waymark reads.
+ */
+
+/** The part of the Lambda context Waymark uses. */
+export interface LambdaContext {
+  getRemainingTimeInMillis(): number;
+  awsRequestId?: string;
+}
+
+export interface SqsRecord {
+  messageId: string;
+  body: string;
+  eventSource: "aws:sqs";
+  attributes?: { ApproximateReceiveCount?: string };
+}
+
+export interface SqsEvent {
+  Records: SqsRecord[];
+}
+
+export interface SqsBatchResponse {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+}
+
+/** A Lambda Function URL request, payload format 2.0. */
+export interface FunctionUrlEvent {
+  version: "2.0";
+  rawPath: string;
+  rawQueryString?: string;
+  headers?: Record<string, string | undefined>;
+  queryStringParameters?: Record<string, string | undefined>;
+  body?: string;
+  isBase64Encoded?: boolean;
+  requestContext: { http: { method: string; path?: string } };
+}
+
+export interface FunctionUrlResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A direct invocation that starts a run (e.g. `aws lambda invoke` or another service). */
+export interface StartEvent {
+  waymark: "start";
+  runId: string;
+  input: unknown;
+  /** Defaults to the function's only workflow. */
+  workflow?: string;
+}
+
+/** The watchdog's scheduled invocation. */
+export interface WatchdogEvent {
+  waymark: "watchdog";
+}
+
+export function isSqsEvent(event: unknown): event is SqsEvent {
+  const records = (event as { Records?: unknown })?.Records;
+  return Array.isArray(records) && records.every((r) => (r as { eventSource?: unknown })?.eventSource === "aws:sqs");
+}
+
+export function isFunctionUrlEvent(event: unknown): event is FunctionUrlEvent {
+  const e = event as { version?: unknown; requestContext?: { http?: unknown } };
+  return e?.version === "2.0" && typeof e.requestContext?.http === "object";
+}
+
+export function waymarkAction(event: unknown): string | undefined {
+  const action = (event as { waymark?: unknown })?.waymark;
+  return typeof action === "string" ? action : undefined;
+}

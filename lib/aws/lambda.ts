@@ -1,0 +1,80 @@
+/**
+ * The Lambda entry: one handler for every way Waymark's function is invoked.
+ *
+ *   SQS batch            → wakes (partial batch failures)
+ *   Function URL (2.0)   → the webhook (start, signal, status, approval links)
+ *   { waymark: "start" } → start a run by direct invocation
+ *   { waymark: "watchdog" } → wake overdue runs (the construct's rate schedule)
+ */
+import { InvalidInputError, WaymarkError } from "../core/errors.ts";
+import { createHttpHandler } from "../http/handler.ts";
+import type { HttpHandler } from "../http/types.ts";
+import { handleFunctionUrl } from "./function-url.ts";
+import { type LambdaContext, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
+import { type AwsRuntime, type AwsRuntimeOptions, createAwsRuntime } from "./runtime.ts";
+import { handleWakeBatch } from "./sqs-entry.ts";
+import { sweepOverdueRuns } from "./watchdog.ts";
+
+/** An event this function does not handle. */
+export class UnsupportedEventError extends WaymarkError {
+  override readonly name = "UnsupportedEventError" as const;
+  readonly retryable = false;
+}
+
+export type LambdaHandler = (event: unknown, context: LambdaContext) => Promise<unknown>;
+
+/**
+ * Creates the Lambda handler for a set of workflows. `durable()` does this for you when its
+ * result is used as the handler; use this to host several workflows in one function.
+ *
+ * @example
+ * ```ts
+ * import { createLambdaHandler } from "waymark/aws";
+ * export const handler = createLambdaHandler({ workflows: [orderFlow, refundFlow] });
+ * ```
+ */
+export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
+  let ready: Promise<{ rt: AwsRuntime; http: HttpHandler | undefined }> | undefined;
+  const init = async () => {
+    const rt = await createAwsRuntime(options);
+    const http = rt.secret ? createHttpHandler({ client: rt.client, secret: rt.secret, clock: rt.clock, onFault: (err) => rt.log({ level: "error", event: "webhook-fault", runId: "", error: String(err) }) }) : undefined;
+    return { rt, http };
+  };
+  return async (event, context) => {
+    ready ??= init().catch((err: unknown) => {
+      ready = undefined; // a failed cold start is retried by the next invocation
+      throw err;
+    });
+    const { rt, http } = await ready;
+    if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
+    if (isFunctionUrlEvent(event)) {
+      if (!http) return { statusCode: 503, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { name: "WebhookDisabled", message: "this function has no webhook secret configured" } }) };
+      return handleFunctionUrl(http, event);
+    }
+    switch (waymarkAction(event)) {
+      case "start":
+        return startByInvoke(rt, event as { runId?: unknown; input?: unknown; workflow?: unknown });
+      case "watchdog":
+        return sweepOverdueRuns(rt);
+      default:
+        throw new UnsupportedEventError("expected an SQS batch, a Function URL request, { waymark: \"start\" } or { waymark: \"watchdog\" }");
+    }
+  };
+}
+
+/** Starts a run from a direct invocation; a client mistake is an answer, not a function error. */
+async function startByInvoke(rt: AwsRuntime, event: { runId?: unknown; input?: unknown; workflow?: unknown }): Promise<unknown> {
+  try {
+    const names = [...rt.workflows.keys()];
+    const workflow = typeof event.workflow === "string" ? event.workflow : names.length === 1 ? names[0] : undefined;
+    if (workflow === undefined) throw new InvalidInputError("which workflow?", [{ path: "workflow", message: `one of ${names.join(", ")}` }]);
+    if (typeof event.runId !== "string") throw new InvalidInputError("invalid start event", [{ path: "runId", message: "a string is required" }]);
+    const started = await rt.client.start(workflow, { runId: event.runId, input: event.input });
+    return { ok: true, runId: started.runId, created: started.created, status: started.run.status };
+  } catch (err) {
+    if (err instanceof WaymarkError && !err.retryable) {
+      return { ok: false, error: { name: err.name, message: err.message, ...(err instanceof InvalidInputError ? { issues: err.issues } : {}) } };
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The engine wired to AWS: the DynamoDB journal, wakes through SQS and the Scheduler, and the
+ * webhook secret from Secrets Manager. Built once per Lambda container, on its first invocation.
+ */
+import { SchedulerClient } from "@aws-sdk/client-scheduler";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { Client } from "../client.ts";
+import type { AnyWorkflow } from "../core/definition.ts";
+import { Engine, type LogEntry } from "../core/engine.ts";
+import { createRegistry, type Registry } from "../core/registry.ts";
+import { createApprovalLinks } from "../http/tokens.ts";
+import { type Clock, systemClock } from "../ports.ts";
+import { type AwsRuntimeConfig, configFromEnv } from "./config.ts";
+import { createJournalDynamoClient } from "./dynamodb-client.ts";
+import { DynamoJournalStore } from "./dynamodb-store.ts";
+import { SchedulerWakes } from "./scheduler-wakes.ts";
+import { SqsWakes } from "./sqs-wakes.ts";
+import { AwsWakeQueue } from "./wakes.ts";
+
+/** Reads the webhook secret (Secrets Manager by default). */
+export type SecretReader = (arn: string) => Promise<string>;
+
+export interface AwsRuntimeOptions {
+  workflows: readonly AnyWorkflow[];
+  /** Default: read from the environment the construct sets. */
+  config?: AwsRuntimeConfig;
+  /** Injected clients (tests, custom endpoints); the rest are created with defaults. */
+  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient };
+  readSecret?: SecretReader;
+  clock?: Clock;
+  /** Structured log lines. Default: one JSON line per entry on stdout. */
+  log?: (entry: LogEntry & { level: "info" | "warn" | "error" }) => void;
+}
+
+export interface AwsRuntime {
+  config: AwsRuntimeConfig;
+  workflows: Registry;
+  store: DynamoJournalStore;
+  wakes: AwsWakeQueue;
+  sqs: SqsWakes;
+  engine: Engine;
+  client: Client;
+  clock: Clock;
+  /** The webhook secret, when one is configured. */
+  secret: string | undefined;
+  log: NonNullable<AwsRuntimeOptions["log"]>;
+}
+
+/** One JSON object per line: what CloudWatch Logs Insights queries best. */
+export function jsonLog(entry: LogEntry & { level: string }): void {
+  console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
+}
+
+/**
+ * Builds the AWS runtime.
+ *
+ * @example
+ * ```ts
+ * const runtime = await createAwsRuntime({ workflows: [orderFlow] }); // config from the environment
+ * await runtime.client.start(orderFlow, { runId: "order-8472", input: order });
+ * ```
+ */
+export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime> {
+  const config = o.config ?? configFromEnv();
+  const clock = o.clock ?? systemClock;
+  const log = o.log ?? jsonLog;
+  const workflows = createRegistry(o.workflows);
+  const store = new DynamoJournalStore({ client: o.clients?.dynamodb ?? createJournalDynamoClient(), tableName: config.tableName, retentionDays: config.retentionDays });
+  const sqs = new SqsWakes({ client: o.clients?.sqs ?? new SQSClient({}), queueUrl: config.queueUrl });
+  const scheduler = new SchedulerWakes({
+    client: o.clients?.scheduler ?? new SchedulerClient({}),
+    groupName: config.scheduleGroup,
+    queueArn: config.queueArn,
+    roleArn: config.schedulerRoleArn,
+    deadLetterArn: config.schedulerDeadLetterArn,
+  });
+  const wakes = new AwsWakeQueue({ sqs, scheduler, clock });
+  const secret = config.webhookSecret ?? (config.webhookSecretArn ? await (o.readSecret ?? readSecretsManager)(config.webhookSecretArn) : undefined);
+  const links = secret ? createApprovalLinks({ secret, ...(config.publicUrl ? { baseUrl: config.publicUrl } : {}) }) : undefined;
+  const ports = { store, wakes, clock, workflows };
+  const engine = new Engine({
+    ...ports,
+    owner: `lambda:${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? process.pid}`,
+    leaseTtlMs: config.leaseTtlMs,
+    maxInvocations: config.maxInvocations,
+    ...(links ? { links } : {}),
+    log: (entry) => log({ level: "info", ...entry }),
+  });
+  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), clock, secret, log };
+}
+
+/** Reads a secret's string from Secrets Manager (the SDK is loaded only when a secret is used). */
+export async function readSecretsManager(arn: string): Promise<string> {
+  const { SecretsManagerClient, GetSecretValueCommand } = await import("@aws-sdk/client-secrets-manager");
+  const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
+  if (!out.SecretString) throw new Error(`secret ${arn} has no string value`);
+  return out.SecretString;
+}

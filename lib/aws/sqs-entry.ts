@@ -1,0 +1,68 @@
+/**
+ * The SQS transport: each record of a batch is one wake. Answers with partial batch failures,
+ * so one failing run does not redeliver the others.
+ */
+import type { AwsRuntime } from "./runtime.ts";
+import type { LambdaContext, SqsBatchResponse, SqsEvent } from "./lambda-types.ts";
+import { parseWakeMessage, topUpDelaySeconds } from "./wake-message.ts";
+
+/**
+ * Handles a batch of wakes. A wake that arrives early (Scheduler fires within its minute) is
+ * sent back with the remaining delay; duplicates of a run within the batch are acknowledged
+ * (one invocation does the work); a run whose lease another invocation holds is acknowledged
+ * too (the owner finishes it, and the watchdog covers an owner that dies).
+ */
+export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: LambdaContext): Promise<SqsBatchResponse> {
+  const failures: Array<{ itemIdentifier: string }> = [];
+  const seen = new Set<string>();
+  const start = context.getRemainingTimeInMillis();
+  // Keep a margin for the checkpoint itself, but never so much that nothing can run.
+  const margin = Math.min(rt.config.checkpointMarginMs, start / 4);
+  await Promise.all(
+    event.Records.map(async (record) => {
+      const began = rt.clock.now();
+      let runId: string | undefined;
+      try {
+        const wake = parseWakeMessage(record.body);
+        runId = wake.runId;
+        const early = topUpDelaySeconds(wake, rt.clock.now());
+        if (early > 0) {
+          await rt.sqs.send(wake, early);
+          rt.log({ level: "info", event: "wake", runId, reason: wake.reason, outcome: "early", delaySeconds: early });
+          return;
+        }
+        if (seen.has(wake.runId)) {
+          rt.log({ level: "info", event: "wake", runId, reason: wake.reason, outcome: "duplicate-in-batch" });
+          return;
+        }
+        seen.add(wake.runId);
+        let started = 0;
+        const result = await rt.engine.invoke(wake.runId, {
+          // The first new step always runs, so a short timeout still makes progress.
+          shouldYield: () => started++ > 0 && context.getRemainingTimeInMillis() < margin,
+        });
+        rt.log({
+          level: result.status === "failed" ? "warn" : "info",
+          event: "wake",
+          runId,
+          reason: wake.reason,
+          outcome: result.status,
+          receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+          durationMs: rt.clock.now() - began,
+        });
+      } catch (err) {
+        failures.push({ itemIdentifier: record.messageId });
+        rt.log({
+          level: "error",
+          event: "wake",
+          runId: runId ?? "(unparsed)",
+          outcome: "error",
+          error: err instanceof Error ? { name: err.name, message: err.message } : String(err),
+          receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+          durationMs: rt.clock.now() - began,
+        });
+      }
+    }),
+  );
+  return { batchItemFailures: failures };
+}
