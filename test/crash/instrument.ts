@@ -1,0 +1,80 @@
+/**
+ * Test-only instrumentation of step bodies, for counting executions across processes. Every
+ * execution of a `step.run` body is appended to a JSON-lines file before the body runs (one
+ * synchronous write, so it survives a SIGKILL), and a hook runs the moment the body returns,
+ * before the engine writes the step's record. The engine itself is untouched: the workflow gets
+ * the real step API with only its bodies wrapped.
+ */
+import { join } from "node:path";
+import type { AnyWorkflow, Step, StepRunContext, StepRunOptions } from "waymark";
+import { JsonLinesFile } from "../../functions/services/ledger-file.ts";
+
+/** One execution of one step body. */
+export interface BodyExecution {
+  /** The idempotency key the body received: `<runId>/<stepId>`. */
+  key: string;
+  runId: string;
+  stepId: string;
+  attempt: number;
+  worker: string;
+  pid: number;
+  /** Epoch ms when the body started. */
+  at: number;
+}
+
+/** The executions log of one test directory, shared by every worker process. */
+export class ExecutionLog {
+  private readonly file: JsonLinesFile<BodyExecution>;
+
+  constructor(dir: string) {
+    this.file = new JsonLinesFile(join(dir, "executions.jsonl"));
+  }
+
+  append(entry: BodyExecution): void {
+    this.file.append(entry);
+  }
+
+  read(): BodyExecution[] {
+    return this.file.read();
+  }
+
+  /** Executions of one step of one run, in the order they started. */
+  of(runId: string, stepId: string): BodyExecution[] {
+    return this.read().filter((e) => e.runId === runId && e.stepId === stepId);
+  }
+}
+
+export interface InstrumentOptions {
+  log: ExecutionLog;
+  worker: string;
+  /** Runs right after a body returned its value, before the step's record is written. */
+  afterBody?: (execution: BodyExecution) => void;
+}
+
+/** The same workflow (same name, schemas and steps) with its `step.run` bodies instrumented. */
+export function instrument(workflow: AnyWorkflow, o: InstrumentOptions): AnyWorkflow {
+  return Object.freeze({ ...workflow, fn: (input: unknown, step: Step) => workflow.fn(input, wrapStep(step, o)) });
+}
+
+function wrapStep(step: Step, o: InstrumentOptions): Step {
+  // Step ids counted as the engine counts them (the n-th use of a name is `name#n`), rather than
+  // parsed from the key, so that a wrong key shows up as a wrong key.
+  const uses = new Map<string, number>();
+  const run = <T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> => {
+    const n = (uses.get(name) ?? 0) + 1;
+    uses.set(name, n);
+    const stepId = n === 1 ? name : `${name}#${n}`;
+    return step.run(
+      name,
+      async (ctx) => {
+        const execution = { key: ctx.idempotencyKey, runId: step.runId, stepId, attempt: ctx.attempt, worker: o.worker, pid: process.pid, at: Date.now() };
+        o.log.append(execution);
+        const value = await fn(ctx);
+        o.afterBody?.(execution);
+        return value;
+      },
+      options,
+    );
+  };
+  return { ...step, run };
+}
