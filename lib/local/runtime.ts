@@ -3,6 +3,7 @@
  * same file, and a timer loop, all in one process. `kill -9` loses nothing: a new process on
  * the same file takes over the dead one's leases and due wakes and resumes every run.
  */
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
@@ -45,9 +46,24 @@ export function isDeadLocalOwner(lease: Lease): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
-    return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+  return isZombie(pid);
+}
+
+/**
+ * A killed process that its parent has not reaped yet still answers `kill(pid, 0)`. On Linux,
+ * `/proc/<pid>/stat` tells: state `Z` (zombie) or `X` (dead). Elsewhere, assume alive (the lease
+ * then simply expires).
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "Z" || state === "X";
+  } catch {
+    return false;
   }
 }
 
@@ -167,8 +183,18 @@ export class LocalRuntime {
     }
   }
 
-  /** Runs whose lease a dead local process holds are woken now rather than at lease expiry. */
+  /**
+   * At start: runs whose lease a dead local process holds, and runs already due (a wake the
+   * dead process had claimed stays hidden for a while), are woken now rather than later.
+   */
   private async recover(): Promise<void> {
+    await this.wakeDeadOwners();
+    const due = await this.store.listDueRuns(Date.now(), 1_000);
+    for (const run of due) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "recover" });
+  }
+
+  /** Runs leased by a local process that has died are woken; `mayBreak` then takes the lease. */
+  private async wakeDeadOwners(): Promise<void> {
     let cursor: string | undefined;
     do {
       const page = await this.store.listRuns({ status: "running", ...(cursor ? { cursor } : {}) });
@@ -179,8 +205,9 @@ export class LocalRuntime {
     } while (cursor);
   }
 
-  /** The watchdog: a run whose wake time passed without progress is woken again. */
+  /** The watchdog: overdue runs, and runs of a peer process that died, are woken again. */
   private async sweep(): Promise<void> {
+    await this.wakeDeadOwners();
     const overdue = await this.store.listDueRuns(Date.now() - 1_000, 100);
     for (const run of overdue) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "watchdog" });
   }

@@ -1,9 +1,7 @@
 /**
- * Known gaps in how quickly a restarted local worker picks up a dead worker's runs. Each test
- * asserts the behaviour we want (the restart finishes the run within a few seconds) and is
- * marked `it.fails` because the runtime does not do it yet: it passes while the gap is there,
- * and turns red once lib/local/runtime.ts closes it (then drop `.fails`). Measured today: the
- * run finishes only when the watchdog or the lease expiry gets to it (see each test).
+ * Corners of recovery after a crash: a restarted local worker must pick up a dead worker's run
+ * within a few seconds, not after lease expiry plus the watchdog (15.7 s and 6.1 s were
+ * measured before lib/local/runtime.ts handled these cases).
  */
 import { describe, it } from "vitest";
 import { TERMINAL_STATUSES } from "waymark";
@@ -23,11 +21,10 @@ async function finishesQuickly(lab: CrashLab, runId: string): Promise<void> {
   });
 }
 
-describe.concurrent("recovery gaps (known, it.fails until fixed)", () => {
-  // isDeadLocalOwner asks kill(pid, 0), which succeeds for a zombie: a SIGKILLed process whose
-  // parent has not reaped it yet still has its pid. recover() then takes the lease for alive and
-  // the run waits for lease expiry (10 s) plus the watchdog (up to 5 s): 15.7 s measured.
-  it.fails("a restart picks up a run whose dead owner is still a zombie (not yet reaped by its parent)", async ({ expect }) => {
+describe.concurrent("recovery after a crash, in the corners", () => {
+  // kill(pid, 0) succeeds for a zombie (a SIGKILLed process its parent has not reaped yet), so
+  // isDeadLocalOwner also reads the process state from /proc.
+  it("a restart picks up a run whose dead owner is still a zombie (not yet reaped by its parent)", async ({ expect }) => {
     await withLab(async (lab) => {
       const runId = "zombie-owner";
       await lab.client.start(napFlow, { runId, input: { napMs: 100 } });
@@ -42,9 +39,8 @@ describe.concurrent("recovery gaps (known, it.fails until fixed)", () => {
   });
 
   // A worker that dies after claiming a wake and before taking the lease leaves the run pending
-  // (or suspended) with its wake hidden for 2 × the lease TTL (20 s). recover() only looks at
-  // runs that are "running", so the restart leaves it to the watchdog: 6.1 s measured.
-  it.fails("a restart picks up a run whose wake the dead worker had claimed but not yet leased", async ({ expect }) => {
+  // with its wake hidden for 2 × the lease TTL; recover() wakes runs that are already due.
+  it("a restart picks up a run whose wake the dead worker had claimed but not yet leased", async ({ expect }) => {
     await withLab(async (lab) => {
       const runId = "claimed-wake";
       await lab.client.start(napFlow, { runId, input: { napMs: 100 } });
