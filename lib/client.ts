@@ -145,11 +145,11 @@ export class Client {
       if (decided && decided.signalId !== signalId) throw new WaitResolvedError(runId, options.waitId, decision(decided));
     }
 
-    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload };
+    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }) };
     const put = await store.appendRecord(runId, { key: keys.signal(signalId), body: record });
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
-      if (existing.type !== "signal" || existing.name !== name || canonicalJson(existing.payload) !== canonicalJson(payload)) {
+      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload)) {
         throw new SignalConflictError(runId, signalId);
       }
     }

@@ -179,6 +179,6 @@ export class Engine {
     const fresh = await this.o.store.loadJournal(runId);
     if (!fresh) return false;
     const view = JournalView.parse(runId, fresh.records);
-    return waits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "").length > 0);
+    return waits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "", w.stepId).length > 0);
   }
 }

@@ -251,7 +251,7 @@ export class Execution {
 
     let resolution = this.o.journal.resolution(stepId);
     if (!resolution) {
-      const buffered = this.o.journal.bufferedSignals(name).find((s) => !this.claimedSignals.has(s.signalId));
+      const buffered = this.o.journal.bufferedSignals(name, stepId).find((s) => !this.claimedSignals.has(s.signalId));
       const timedOut = timeoutAt !== undefined && this.o.now() >= timeoutAt;
       if (buffered || timedOut) {
         if (buffered) this.claimedSignals.add(buffered.signalId);

@@ -69,12 +69,15 @@ export class JournalView {
     return this.signals.get(signalId);
   }
 
-  /** Signals of this name that no wait consumed and none came too late for, oldest first. */
-  bufferedSignals(name: string): JournaledSignal[] {
+  /**
+   * Signals of this name that no wait consumed and none came too late for, oldest first. A
+   * signal sent to one wait is only ever offered to that wait (`forWait`), never to a later one.
+   */
+  bufferedSignals(name: string, forWait?: string): JournaledSignal[] {
     this.buffered ??= [...this.signals.values()]
       .filter((s) => !this.consumed.has(s.signalId) && s.lateFor === undefined)
       .sort((a, b) => a.at - b.at || (a.signalId < b.signalId ? -1 : 1));
-    return this.buffered.filter((s) => s.name === name);
+    return this.buffered.filter((s) => s.name === name && (s.waitId === undefined || s.waitId === forWait));
   }
 
   /** Waits recorded without a resolution, in journal order. */

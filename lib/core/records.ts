@@ -83,6 +83,8 @@ export const SignalRecord = z.object({
   signalId: z.string(),
   name: z.string(),
   payload: z.unknown(),
+  /** Set when the signal was sent to one wait (e.g. through its approval link): no other wait may take it. */
+  waitId: z.string().optional(),
 });
 
 const StepRecordSchema = z.discriminatedUnion("kind", [RunStepRecord, SleepRecord, WaitRecord]);
