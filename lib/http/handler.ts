@@ -73,6 +73,10 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const token = (params: Params) => {
     const v = verifyApprovalToken(secret, params.token ?? "", clock.now());
     if (v.ok) return v;
+    // Only a genuine token can be expired, so 410 reveals nothing. A forged or malformed one is
+    // 404, not 401: the token is the resource's name, there is no credential to retry with
+    // (401 would owe a WWW-Authenticate challenge), and one answer for every bad token tells a
+    // prober nothing about which part was wrong.
     if (v.reason === "expired") throw new HttpError(410, "LinkExpiredError", "this approval link has expired");
     throw new HttpError(404, "LinkNotFoundError", "no such approval link");
   };
