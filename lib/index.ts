@@ -31,6 +31,7 @@ export type {
 export type { Duration } from "./core/duration.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
+export { serializeError, deserializeError, isRetryable, RecordedError } from "./core/error-codec.ts";
 export type { RetryOptions } from "./core/retry.ts";
 export { Engine, type EngineOptions, type InvocationResult, type InvokeOptions, type LogEntry } from "./core/engine.ts";
 export type { StepEvent } from "./core/execution.ts";

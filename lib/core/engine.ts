@@ -6,7 +6,8 @@
 import type { Blocker, StepEvent } from "./execution.ts";
 import { Execution } from "./execution.ts";
 import type { AnyWorkflow } from "./definition.ts";
-import { InvalidInputError, JournalFormatError, UnknownWorkflowError, type SerializedError, serializeError, InvocationBudgetError } from "./errors.ts";
+import { serializeError } from "./error-codec.ts";
+import { InvalidInputError, InvocationBudgetError, JournalFormatError, type SerializedError, UnknownWorkflowError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
 import { type JournalRecord, keyOf, parseRecord } from "./records.ts";
 import type { ApprovalLinks, Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";

@@ -7,66 +7,19 @@
  * so user code cannot catch it. The execution ends when the workflow settles, or when nothing is
  * running and something is blocked, after in-flight steps have written their records.
  */
-import type { ApprovalLinks, WakeReason } from "../ports.ts";
-import { type AnyWorkflow, type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult, assertName } from "./definition.ts";
+import { runAttempt } from "./attempt.ts";
+import { type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult, assertName } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
-import {
-  NonDeterminismError,
-  type SerializedError,
-  StepFailedError,
-  StepTimeoutError,
-  WorkflowDefinitionError,
-  serializeError,
-} from "./errors.ts";
+import { serializeError } from "./error-codec.ts";
+import { NonDeterminismError, StepFailedError, WorkflowDefinitionError } from "./errors.ts";
 import { assertJsonSafe } from "./json.ts";
 import { mulberry32, hash32, uuidFrom } from "./random.ts";
+import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
 import type { AttemptRecord, JournalRecord, ResolutionRecord, RunStepRecord, StepRecord, Unstamped } from "./records.ts";
 import { JOURNAL_VERSION } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
-import { JournalView } from "./journal-view.ts";
 
-/** Something the run waits for; the earliest `wakeAt` among blockers is when to wake. */
-export interface Blocker {
-  stepId: string;
-  wakeAt?: number;
-  key: string;
-  reason: WakeReason;
-  waitingFor: string;
-  /** The record announcing the wait, written at suspension if not yet journaled. */
-  record?: Unstamped<StepRecord>;
-  /** For waits: the signal name, re-checked after suspension to close the delivery race. */
-  signal?: string;
-}
-
-export type Outcome =
-  | { type: "completed"; result: unknown }
-  | { type: "failed"; error: SerializedError; nondeterminism?: boolean }
-  | { type: "suspended"; blockers: Blocker[] };
-
-/** One step event, for logs and the demo: replayed steps are reported as such. */
-export interface StepEvent {
-  runId: string;
-  stepId: string;
-  kind: "run" | "sleep" | "wait";
-  outcome: "replayed" | "completed" | "failed" | "retrying" | "blocked" | "resolved";
-  attempt?: number;
-  durationMs?: number;
-}
-
-export interface ExecutionOptions {
-  runId: string;
-  workflow: AnyWorkflow;
-  input: unknown;
-  journal: JournalView;
-  now: () => number;
-  /** Appends a record write-once; resolves to the record that won (ours or the existing one). */
-  append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
-  /** True when the invocation should checkpoint before starting another step (Lambda time). */
-  shouldYield?: () => boolean;
-  /** Mints the links `waitForSignal({ notify })` hands out. */
-  links?: ApprovalLinks;
-  onStep?: (event: StepEvent) => void;
-}
+export type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
 
 const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
@@ -148,7 +101,7 @@ export class Execution {
       for (let attempt = prior.length + 1; ; attempt++) {
         const startedAt = this.o.now();
         try {
-          const value = await this.attempt(stepId, fn, attempt, timeoutMs);
+          const value = await runAttempt(`${this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
           assertJsonSafe(value, `result of step "${stepId}"`);
           const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt });
           this.emit({ stepId, kind: "run", outcome: "completed", attempt, durationMs: this.o.now() - startedAt });
@@ -176,30 +129,6 @@ export class Execution {
     } finally {
       this.inflight--;
       this.checkQuiescent();
-    }
-  }
-
-  private async attempt<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, attempt: number, timeoutMs: number | undefined): Promise<T> {
-    const idempotencyKey = `${this.o.runId}/${stepId}`;
-    if (timeoutMs === undefined) {
-      // Without a timeout nothing aborts: create the signal only if the step asks for it.
-      let signal: AbortSignal | undefined;
-      return await fn({ idempotencyKey, attempt, get signal() { return (signal ??= new AbortController().signal); } });
-    }
-    const controller = new AbortController();
-    const ctx: StepRunContext = { idempotencyKey, attempt, signal: controller.signal };
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const err = new StepTimeoutError(stepId, timeoutMs);
-        controller.abort(err);
-        reject(err);
-      }, timeoutMs);
-    });
-    try {
-      return await Promise.race([Promise.resolve().then(() => fn(ctx)), timeout]);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -1,5 +1,6 @@
 import { type Duration, parseDuration } from "./duration.ts";
-import { RetryAfterError, isRetryable } from "./errors.ts";
+import { isRetryable } from "./error-codec.ts";
+import { RetryAfterError } from "./errors.ts";
 import { unitFromString } from "./random.ts";
 
 /**

@@ -1,0 +1,50 @@
+/** What an {@link Execution} is given and what it ends in. */
+import type { ApprovalLinks, WakeReason } from "../ports.ts";
+import type { AnyWorkflow } from "./definition.ts";
+import type { SerializedError } from "./errors.ts";
+import type { JournalView } from "./journal-view.ts";
+import type { JournalRecord, StepRecord, Unstamped } from "./records.ts";
+
+/** Something the run waits for; the earliest `wakeAt` among blockers is when to wake. */
+export interface Blocker {
+  stepId: string;
+  wakeAt?: number;
+  key: string;
+  reason: WakeReason;
+  waitingFor: string;
+  /** The record announcing the wait, written at suspension if not yet journaled. */
+  record?: Unstamped<StepRecord>;
+  /** For waits: the signal name, re-checked after suspension to close the delivery race. */
+  signal?: string;
+}
+
+export type Outcome =
+  | { type: "completed"; result: unknown }
+  | { type: "failed"; error: SerializedError; nondeterminism?: boolean }
+  | { type: "suspended"; blockers: Blocker[] };
+
+/** One step event, for logs and the demo: replayed steps are reported as such. */
+export interface StepEvent {
+  runId: string;
+  stepId: string;
+  kind: "run" | "sleep" | "wait";
+  outcome: "replayed" | "completed" | "failed" | "retrying" | "blocked" | "resolved";
+  attempt?: number;
+  durationMs?: number;
+}
+
+export interface ExecutionOptions {
+  runId: string;
+  workflow: AnyWorkflow;
+  input: unknown;
+  journal: JournalView;
+  now: () => number;
+  /** Appends a record write-once; resolves to the record that won (ours or the existing one). */
+  append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
+  /** True when the invocation should checkpoint before starting another step (Lambda time). */
+  shouldYield?: () => boolean;
+  /** Mints the links `waitForSignal({ notify })` hands out. */
+  links?: ApprovalLinks;
+  onStep?: (event: StepEvent) => void;
+}
+
