@@ -1,0 +1,24 @@
+/**
+ * `waymark/cdk`: the `DurableFunction` construct and the pieces it is made of.
+ *
+ * @example
+ * ```ts
+ * import { DurableFunction } from "waymark/cdk";
+ * new DurableFunction(stack, "Orders", { entry: "functions/order-flow.ts", handler: "orderFlow" });
+ * ```
+ */
+export { DurableFunction, type DurableFunctionProps } from "./durable-function.ts";
+export { DurableAlarms, type DurableAlarmsProps } from "./alarms.ts";
+export { durableBundling, ESM_REQUIRE_BANNER } from "./bundling.ts";
+export { journalTable } from "./journal-table.ts";
+export { WakeQueues, MAX_MESSAGE_BYTES, type WakeQueuesProps } from "./wake-queues.ts";
+export {
+  durableFunctionStatements,
+  schedulerDeliveryRole,
+  schedulesInGroup,
+  JOURNAL_ACTIONS,
+  INDEX_ACTIONS,
+  SCHEDULE_ACTIONS,
+  type DurableGrants,
+} from "./permissions.ts";
+export { Watchdog, WATCHDOG_EVENT, type WatchdogProps } from "./watchdog.ts";

@@ -1,0 +1,57 @@
+/**
+ * The wake queue and its dead-letter queue. A standard queue: FIFO queues have no per-message
+ * delay, and duplicate wakes are harmless (write-once records).
+ */
+import { Duration } from "aws-cdk-lib";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+
+/** SQS's largest message (1 MiB); the default is 256 KiB. */
+export const MAX_MESSAGE_BYTES = 1_048_576;
+
+/** SQS's longest visibility timeout (12 h). */
+const MAX_VISIBILITY = Duration.hours(12);
+
+export interface WakeQueuesProps {
+  /** The consuming function's timeout: the visibility timeout is six times it. */
+  functionTimeout: Duration;
+  /** Receives of one wake before it is moved to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+/**
+ * The wake queue (encrypted, TLS only, 1 MiB messages) with a redrive policy to a DLQ that keeps
+ * messages for the longest SQS allows. The DLQ also takes the wakes EventBridge Scheduler could
+ * not deliver, so one alarm covers both.
+ *
+ * @example
+ * ```ts
+ * const { queue, deadLetterQueue } = new WakeQueues(this, "Wakes", { functionTimeout: Duration.minutes(1), maxReceiveCount: 10 });
+ * ```
+ */
+export class WakeQueues extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: WakeQueuesProps) {
+    super(scope, id);
+    // Six times the timeout (AWS's advice for Lambda consumers): a batch retried by the
+    // Lambda service after a throttle or an error must not reappear while it still runs.
+    const visibility = Duration.seconds(props.functionTimeout.toSeconds() * 6);
+    if (visibility.toSeconds() > MAX_VISIBILITY.toSeconds()) {
+      throw new Error(`the function timeout (${props.functionTimeout.toHumanString()}) is too long: six times it exceeds SQS's 12 h visibility limit`);
+    }
+    const common = {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      maxMessageSizeBytes: MAX_MESSAGE_BYTES,
+    };
+    this.deadLetterQueue = new sqs.Queue(this, "DeadLetters", { ...common, retentionPeriod: Duration.days(14) });
+    this.queue = new sqs.Queue(this, "Queue", {
+      ...common,
+      visibilityTimeout: visibility,
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+  }
+}
