@@ -12,7 +12,7 @@ import { QueryCommand, type DynamoDBClient, type QueryCommandInput } from "@aws-
 import { TERMINAL_STATUSES, type ListQuery, type RunMeta, type RunPage, type RunStatus } from "../ports.ts";
 import { decodeMeta, pad, s, statusPartition, wakePartition, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
-import { InvalidCursorError } from "./errors.ts";
+import { InvalidCursorError } from "../core/errors.ts";
 import { BY_STATUS_INDEX, BY_WAKE_INDEX, INDEX_SHARDS } from "./table-definition.ts";
 
 const ALL_STATUSES: readonly RunStatus[] = ["pending", "running", "suspended", "completed", "failed", "cancelled"];

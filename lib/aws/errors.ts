@@ -38,22 +38,6 @@ export class RecordTooLargeError extends WaymarkError {
 }
 
 /**
- * A `listRuns` cursor this store did not hand out (or from another store or version).
- *
- * @example
- * ```ts
- * await store.listRuns({ cursor: "garbage" }); // throws InvalidCursorError
- * ```
- */
-export class InvalidCursorError extends WaymarkError {
-  override readonly name = "InvalidCursorError" as const;
-  readonly retryable = false;
-  constructor(readonly cursor: string) {
-    super(`not a run list cursor of this store: ${JSON.stringify(cursor.slice(0, 80))}`);
-  }
-}
-
-/**
  * An SQS message body that is not a Waymark wake (see `parseWakeMessage`). Not retryable: let
  * the message go to the DLQ rather than fail the batch for ever.
  *

@@ -20,7 +20,7 @@ export { AwsWakeQueue, type AwsWakeQueueOptions } from "./wakes.ts";
 export { SqsWakes, type SqsWakesOptions } from "./sqs-wakes.ts";
 export { SchedulerWakes, scheduleName, atExpression, DEFAULT_SCHEDULE_RETRY, type SchedulerWakesOptions } from "./scheduler-wakes.ts";
 export { formatWakeMessage, parseWakeMessage, topUpDelaySeconds, WAKE_MESSAGE_VERSION, SQS_MAX_DELAY_SECONDS } from "./wake-message.ts";
-export { RecordTooLargeError, InvalidCursorError, MalformedWakeError, ScheduleThrottledError, DYNAMODB_ITEM_LIMIT_BYTES } from "./errors.ts";
+export { RecordTooLargeError, MalformedWakeError, ScheduleThrottledError, DYNAMODB_ITEM_LIMIT_BYTES } from "./errors.ts";
 export { createLambdaHandler, UnsupportedEventError, type LambdaHandler } from "./lambda.ts";
 export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type AwsRuntimeOptions, type SecretReader } from "./runtime.ts";
 export { configFromEnv, ConfigurationError, ENV, type AwsRuntimeConfig } from "./config.ts";

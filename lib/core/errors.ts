@@ -280,3 +280,19 @@ export class WorkflowDefinitionError extends WaymarkError {
   override readonly name = "WorkflowDefinitionError" as const;
   readonly retryable = false;
 }
+
+/**
+ * A `listRuns` cursor a store did not hand out (or from another store or version).
+ *
+ * @example
+ * ```ts
+ * await store.listRuns({ cursor: "garbage" }); // throws InvalidCursorError
+ * ```
+ */
+export class InvalidCursorError extends WaymarkError {
+  override readonly name = "InvalidCursorError" as const;
+  readonly retryable = false;
+  constructor(readonly cursor: string) {
+    super(`not a run list cursor of a store: ${JSON.stringify(cursor.slice(0, 80))}`);
+  }
+}

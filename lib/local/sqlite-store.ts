@@ -26,6 +26,7 @@ import {
   type SuspendUpdate,
 } from "../ports.ts";
 import type { Database } from "./database.ts";
+import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 interface RunRow {
   run_id: string;
@@ -272,21 +273,4 @@ function toJson(value: unknown): string | null {
 
 function fromJson(text: string | null): unknown {
   return text === null ? undefined : JSON.parse(text);
-}
-
-function encodeCursor(run: RunMeta): string {
-  return Buffer.from(JSON.stringify([run.createdAt, run.runId])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): { createdAt: number; runId: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  if (!Array.isArray(parsed) || typeof parsed[0] !== "number" || typeof parsed[1] !== "string") {
-    throw new TypeError(`not a run list cursor: ${JSON.stringify(cursor)}`);
-  }
-  return { createdAt: parsed[0], runId: parsed[1] };
 }

@@ -22,6 +22,7 @@ import {
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
+import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 const DEFAULT_PAGE = 100;
 
@@ -193,21 +194,4 @@ function compareNewestFirst(a: Pick<RunMeta, "createdAt" | "runId">, b: Pick<Run
  */
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function encodeCursor(run: RunMeta): string {
-  return Buffer.from(JSON.stringify([run.createdAt, run.runId])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): { createdAt: number; runId: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  if (!Array.isArray(parsed) || typeof parsed[0] !== "number" || typeof parsed[1] !== "string") {
-    throw new TypeError(`not a run list cursor: ${JSON.stringify(cursor)}`);
-  }
-  return { createdAt: parsed[0], runId: parsed[1] };
 }

@@ -16,7 +16,8 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { createJournalDynamoClient } from "../../lib/aws/dynamodb-client.ts";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
-import { DYNAMODB_ITEM_LIMIT_BYTES, InvalidCursorError, RecordTooLargeError } from "../../lib/aws/errors.ts";
+import { InvalidCursorError } from "../../lib/core/errors.ts";
+import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError } from "../../lib/aws/errors.ts";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
 import { localDynamoClient } from "../setup/clients.ts";
 import { createJournalTable, deleteTable } from "../setup/tables.ts";

@@ -3,6 +3,7 @@
  * so these tests check the order of the whole listing and find their own runs inside it.
  */
 import { expect, it } from "vitest";
+import { InvalidCursorError } from "../../lib/core/errors.ts";
 import type { JournalStore, RunMeta } from "../../lib/ports.ts";
 import { T, freshId, leasedRun, listAll, newRun, newestFirst, randomBase } from "./helpers.ts";
 
@@ -35,6 +36,11 @@ export function listingTests(store: () => JournalStore): void {
     const second = await store().listRuns({ limit: 1, ...(first.cursor ? { cursor: first.cursor } : {}) });
     expect(second.runs).toHaveLength(1);
     expect(second.runs[0]?.runId).not.toBe(first.runs[0]?.runId);
+  });
+
+  it("listRuns refuses a cursor it did not hand out with InvalidCursorError", async () => {
+    await expect(store().listRuns({ cursor: "bm90LWEtY3Vyc29y" })).rejects.toBeInstanceOf(InvalidCursorError);
+    await expect(store().listRuns({ cursor: "%%%" })).rejects.toBeInstanceOf(InvalidCursorError);
   });
 
   it("listRuns filters by status", async () => {
