@@ -101,6 +101,7 @@ export class DurableFunction extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     const timeout = props.timeout ?? Duration.minutes(1);
+    check(timeout.toSeconds() >= 1 && timeout.toSeconds() <= 900, `timeout must be 1 s to 15 minutes (Lambda's limit), got ${timeout.toHumanString()}`);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const retentionDays = props.retentionDays ?? 30;
     check(Number.isInteger(retentionDays) && retentionDays > 0, `retentionDays must be a positive integer, got ${retentionDays}`);

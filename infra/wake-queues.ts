@@ -9,9 +9,6 @@ import { Construct } from "constructs";
 /** SQS's largest message (1 MiB); the default is 256 KiB. */
 export const MAX_MESSAGE_BYTES = 1_048_576;
 
-/** SQS's longest visibility timeout (12 h). */
-const MAX_VISIBILITY = Duration.hours(12);
-
 export interface WakeQueuesProps {
   /** The consuming function's timeout: the visibility timeout is six times it. */
   functionTimeout: Duration;
@@ -37,10 +34,8 @@ export class WakeQueues extends Construct {
     super(scope, id);
     // Six times the timeout (AWS's advice for Lambda consumers): a batch retried by the
     // Lambda service after a throttle or an error must not reappear while it still runs.
+    // Lambda's 15-minute cap keeps this within SQS's 12 hours.
     const visibility = Duration.seconds(props.functionTimeout.toSeconds() * 6);
-    if (visibility.toSeconds() > MAX_VISIBILITY.toSeconds()) {
-      throw new Error(`the function timeout (${props.functionTimeout.toHumanString()}) is too long: six times it exceeds SQS's 12 h visibility limit`);
-    }
     const common = {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -1,0 +1,50 @@
+/**
+ * cdk-nag's AWS Solutions checks on the construct: zero findings. The construct acknowledges
+ * three, each narrowly and with its reason (written in the construct, so users of it see them).
+ */
+import { Validations } from "aws-cdk-lib";
+import * as iam from "aws-cdk-lib/aws-iam";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { describe, expect, it } from "vitest";
+import { synthDurable } from "./stack.ts";
+
+function findings(t: ReturnType<typeof synthDurable>): string[] {
+  const report = new AwsSolutionsChecks(t.app).validateScope(t.app);
+  return report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}: ${v.description}`));
+}
+
+function acknowledgements(t: ReturnType<typeof synthDurable>): Array<{ path: string; id: string; reason: string }> {
+  return t.app.node.findAll().flatMap((c) =>
+    c.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id: id.replace(/^annotation::/i, ""), reason }))),
+  );
+}
+
+describe("cdk-nag AwsSolutions", () => {
+  it("finds nothing in the default DurableFunction", () => {
+    expect(findings(synthDurable())).toEqual([]);
+  });
+
+  it("finds nothing with the webhook off or the data destroyed", async () => {
+    const { RemovalPolicy } = await import("aws-cdk-lib");
+    expect(findings(synthDurable({ webhook: false, removalPolicy: RemovalPolicy.DESTROY }))).toEqual([]);
+  });
+
+  it("acknowledges exactly three findings, each with its reason", () => {
+    const t = synthDurable();
+    const acks = acknowledgements(t);
+    expect(acks.map((a) => [a.path, a.id])).toEqual([
+      ["Test/Orders/WebhookSecret", "AwsSolutions-SMG4"], // rotation would break every approval link already sent
+      ["Test/Orders/FunctionRole", `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:eu-west-1:123456789012:schedule/${t.durable.scheduleGroup.scheduleGroupName}/*]`],
+      ["Test/Orders/Function", "AwsSolutions-L1"], // nodejs22.x on purpose
+    ]);
+    for (const a of acks) expect(a.reason.length, a.id).toBeGreaterThan(40);
+  });
+
+  it("the wildcard acknowledgement is narrow: a wildcard a user adds is still reported", () => {
+    const t = synthDurable();
+    t.durable.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ["s3:GetObject"], resources: ["arn:aws:s3:::some-bucket/*"] }));
+    expect(findings(t)).toEqual([expect.stringMatching(/^AwsSolutions-IAM5\[Resource::arn:aws:s3:::some-bucket\/\*\] at Test\/Orders\/FunctionRole\/DefaultPolicy/)]);
+  });
+});

@@ -1,0 +1,221 @@
+/**
+ * `DurableFunction` with its defaults: every resource it creates and every setting that matters,
+ * asserted on the synthesized template (one synth for the file, without bundling).
+ */
+import { Match } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { ENV, JOURNAL_TABLE, configFromEnv, journalTableInput } from "waymark/aws";
+import { MIN_SECRET_LENGTH } from "../../lib/http/secret.ts";
+import { REGION, synthDurable } from "./stack.ts";
+
+const { template, durable, ref, id } = synthDurable();
+const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
+const props = (construct: Parameters<typeof id>[0]) => resources[id(construct)]?.Properties ?? {};
+
+describe("DurableFunction: the resources", () => {
+  it("creates exactly these resources and nothing else", () => {
+    const counts: Record<string, number> = {};
+    for (const r of Object.values(resources)) counts[r.Type] = (counts[r.Type] ?? 0) + 1;
+    expect(counts).toEqual({
+      "AWS::DynamoDB::GlobalTable": 1, // the journal
+      "AWS::SQS::Queue": 2, // wakes + DLQ
+      "AWS::SQS::QueuePolicy": 2, // TLS only
+      "AWS::Scheduler::ScheduleGroup": 1, // the wake schedules
+      "AWS::Scheduler::Schedule": 1, // the watchdog
+      "AWS::IAM::Role": 3, // the function, Scheduler's wake delivery, the watchdog
+      "AWS::IAM::Policy": 3,
+      "AWS::SecretsManager::Secret": 1,
+      "AWS::Logs::LogGroup": 1,
+      "AWS::Lambda::Function": 1,
+      "AWS::Lambda::EventSourceMapping": 1,
+      "AWS::Lambda::Url": 1,
+      "AWS::Lambda::Permission": 2, // the Function URL: InvokeFunctionUrl + InvokeFunction
+      "AWS::CloudWatch::Alarm": 3,
+    });
+  });
+});
+
+describe("the journal table", () => {
+  const table = resources[id(durable.table)];
+  const input = journalTableInput("journal");
+
+  it("has the keys and both indexes of JOURNAL_TABLE, the same as the CreateTable input the tests use", () => {
+    expect(table?.Properties.KeySchema).toEqual(input.KeySchema);
+    expect(new Set(table?.Properties.AttributeDefinitions as unknown[])).toEqual(new Set(input.AttributeDefinitions));
+    expect(table?.Properties.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
+    expect((table?.Properties.GlobalSecondaryIndexes as Array<{ IndexName: string }>).map((i) => i.IndexName)).toEqual(JOURNAL_TABLE.indexes.map((i) => i.indexName));
+  });
+
+  it("is on-demand, with TTL on the finished-run attribute", () => {
+    expect(table?.Properties).toMatchObject({ BillingMode: "PAY_PER_REQUEST", TimeToLiveSpecification: { AttributeName: JOURNAL_TABLE.ttlAttribute, Enabled: true } });
+  });
+
+  it("has point-in-time recovery and deletion protection, and is retained with the stack's deletion", () => {
+    expect(table?.Properties.Replicas).toEqual([
+      expect.objectContaining({ Region: REGION, DeletionProtectionEnabled: true, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } }),
+    ]);
+    template.hasResource("AWS::DynamoDB::GlobalTable", { DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
+  });
+});
+
+describe("the wake queue and its DLQ", () => {
+  it("wake queue: visibility 6× the function timeout, 1 MiB messages, SSE, redrive to the DLQ", () => {
+    expect(props(durable.queue)).toEqual({
+      VisibilityTimeout: 6 * 60,
+      MaximumMessageSize: 1_048_576,
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86_400,
+      RedrivePolicy: { deadLetterTargetArn: ref(durable.deadLetterQueue.queueArn), maxReceiveCount: 10 },
+    });
+  });
+
+  it("DLQ: 1 MiB, SSE, kept for 14 days", () => {
+    expect(props(durable.deadLetterQueue)).toEqual({ MaximumMessageSize: 1_048_576, SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+  });
+
+  it("both refuse requests without TLS", () => {
+    for (const queue of [durable.queue, durable.deadLetterQueue]) {
+      template.hasResourceProperties("AWS::SQS::QueuePolicy", {
+        Queues: [ref(queue.queueUrl)],
+        PolicyDocument: { Statement: [Match.objectLike({ Effect: "Deny", Action: "sqs:*", Condition: { Bool: { "aws:SecureTransport": "false" } } })] },
+      });
+    }
+  });
+});
+
+describe("the function", () => {
+  const fn = props(durable.function);
+
+  it("is nodejs22.x on arm64, with the workflow export as its handler, its own role and log group", () => {
+    expect(fn).toMatchObject({
+      Runtime: "nodejs22.x",
+      Architectures: ["arm64"],
+      Handler: "index.orderFlow",
+      MemorySize: 1024,
+      Timeout: 60,
+      Role: ref(durable.role.roleArn),
+      LoggingConfig: { LogGroup: ref(durable.logGroup.logGroupName) },
+    });
+    template.hasResource("AWS::Logs::LogGroup", { Properties: { RetentionInDays: 30 }, DeletionPolicy: "Retain" });
+  });
+
+  it("allows recursive loops: a checkpointing run re-invokes itself through SQS", () => {
+    expect(fn.RecursiveLoop).toBe("Allow");
+  });
+
+  it("gets exactly the environment config.ts reads, wired to this construct's resources", () => {
+    expect((fn.Environment as { Variables: unknown }).Variables).toEqual({
+      [ENV.tableName]: ref(durable.table.tableName),
+      [ENV.queueUrl]: ref(durable.queue.queueUrl),
+      [ENV.queueArn]: ref(durable.queue.queueArn),
+      [ENV.scheduleGroup]: durable.scheduleGroup.scheduleGroupName,
+      [ENV.schedulerRoleArn]: ref(durable.schedulerRole.roleArn),
+      [ENV.schedulerDeadLetterArn]: ref(durable.deadLetterQueue.queueArn),
+      [ENV.retentionDays]: "30",
+      [ENV.webhookSecretArn]: ref(durable.webhookSecret?.secretArn ?? ""),
+      NODE_OPTIONS: "--enable-source-maps",
+    });
+  });
+
+  it("that environment is one configFromEnv accepts (tokens stood in for by their names)", () => {
+    const vars = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, typeof v === "string" ? v : `deployed:${JSON.stringify(v)}`]));
+    expect(configFromEnv(env)).toMatchObject({ retentionDays: 30, scheduleGroup: durable.scheduleGroup.scheduleGroupName });
+    expect(Object.keys(vars).filter((k) => k !== "NODE_OPTIONS").every((k) => (Object.values(ENV) as string[]).includes(k))).toBe(true);
+  });
+
+  it("has no WAYMARK_PUBLIC_URL by default: the Function URL in its own environment would be a cycle", () => {
+    expect(Object.keys((fn.Environment as { Variables: object }).Variables)).not.toContain(ENV.publicUrl);
+  });
+
+  it("consumes the wake queue with partial batch failures, 10 per batch, at most 10 at once", () => {
+    const [mapping, ...more] = Object.values(template.findResources("AWS::Lambda::EventSourceMapping"));
+    expect(more).toEqual([]);
+    expect(mapping?.Properties).toEqual({
+      EventSourceArn: ref(durable.queue.queueArn),
+      FunctionName: ref(durable.function.functionName),
+      BatchSize: 10,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+  });
+});
+
+describe("wake schedules and the watchdog", () => {
+  it("a schedule group for the wakes, deleted with the stack (its schedules wake this deployment only)", () => {
+    template.hasResource("AWS::Scheduler::ScheduleGroup", { Properties: { Name: durable.scheduleGroup.scheduleGroupName }, DeletionPolicy: "Delete" });
+    expect(durable.scheduleGroup.scheduleGroupName).toMatch(/^[0-9a-zA-Z_.-]{1,64}$/);
+  });
+
+  it("the watchdog: every 5 minutes, Scheduler invokes the function with {\"waymark\":\"watchdog\"}, no retries", () => {
+    expect(props(durable.watchdog.schedule)).toEqual({
+      Description: expect.any(String),
+      ScheduleExpression: "rate(5 minutes)",
+      ScheduleExpressionTimezone: "Etc/UTC",
+      FlexibleTimeWindow: { Mode: "OFF" },
+      State: "ENABLED",
+      Target: {
+        Arn: ref(durable.function.functionArn),
+        RoleArn: ref(durable.watchdog.role.roleArn),
+        Input: JSON.stringify({ waymark: "watchdog" }),
+        RetryPolicy: { MaximumRetryAttempts: 0 },
+      },
+    });
+  });
+});
+
+describe("the webhook", () => {
+  it("a Function URL without IAM auth (requests are HMAC-signed or carry capability tokens), its URL a stack output", () => {
+    expect(props(durable.functionUrl as never)).toEqual({ AuthType: "NONE", TargetFunctionArn: ref(durable.function.functionArn) });
+    template.hasResourceProperties("AWS::Lambda::Permission", { Action: "lambda:InvokeFunctionUrl", FunctionUrlAuthType: "NONE", Principal: "*" });
+    template.hasResourceProperties("AWS::Lambda::Permission", { Action: "lambda:InvokeFunction", InvokedViaFunctionUrl: true, Principal: "*" });
+    template.hasOutput("*", { Value: ref(durable.functionUrl?.url ?? "") });
+  });
+
+  it("a secret generated by Secrets Manager (never in the template), long enough for the webhook", () => {
+    const secret = props(durable.webhookSecret as never);
+    expect(secret).toEqual({ Description: expect.any(String), GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false } });
+    expect((secret.GenerateSecretString as { PasswordLength: number }).PasswordLength).toBeGreaterThanOrEqual(MIN_SECRET_LENGTH);
+    template.hasOutput("*", { Value: ref(durable.webhookSecret?.secretArn ?? "") });
+  });
+
+  it("outputs what the deploy guide uses: function name, table, DLQ", () => {
+    for (const token of [durable.function.functionName, durable.table.tableName, durable.deadLetterQueue.queueUrl]) template.hasOutput("*", { Value: ref(token) });
+  });
+});
+
+describe("the alarms", () => {
+  const alarm = (construct: Parameters<typeof id>[0]) => props(construct);
+
+  it("DLQ not empty: at least one visible message", () => {
+    expect(alarm(durable.alarms.deadLetters)).toMatchObject({
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Dimensions: [{ Name: "QueueName", Value: ref(durable.deadLetterQueue.queueName) }],
+      Statistic: "Maximum",
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      Threshold: 1,
+      TreatMissingData: "notBreaching",
+    });
+  });
+
+  it("oldest wake message: older than SQS's longest delay + the visibility timeout + 5 minutes", () => {
+    expect(alarm(durable.alarms.oldestWake)).toMatchObject({
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Dimensions: [{ Name: "QueueName", Value: ref(durable.queue.queueName) }],
+      Statistic: "Maximum",
+      Threshold: 900 + 360 + 300,
+    });
+  });
+
+  it("function errors: any failed invocation", () => {
+    expect(alarm(durable.alarms.errors)).toMatchObject({
+      Namespace: "AWS/Lambda",
+      MetricName: "Errors",
+      Dimensions: [{ Name: "FunctionName", Value: ref(durable.function.functionName) }],
+      Statistic: "Sum",
+      Threshold: 1,
+    });
+  });
+});
