@@ -1,0 +1,64 @@
+/**
+ * Poison on the AWS runtime never loops. A run whose workflow throws on every attempt ends
+ * `failed` after its bounded retries and is listed as failed; a message the function can never
+ * handle (a wake for a workflow it does not host, a body that is not a wake) is reported in
+ * `batchItemFailures` on every receive and lands in the DLQ after `maxReceiveCount` receives.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GetQueueAttributesCommand, SendMessageCommand, type Message } from "@aws-sdk/client-sqs";
+import { SqsWakes } from "../../lib/aws/sqs-wakes.ts";
+import { peers } from "./endpoints.ts";
+import { type E2e, createE2e } from "./harness.ts";
+import { e2eWorkflows } from "./workflows.ts";
+
+const MAX_RECEIVES = 3;
+let e2e: E2e;
+beforeAll(async () => {
+  e2e = await createE2e({ endpoints: peers(), workflows: (ledger) => e2eWorkflows(ledger).all, maxReceiveCount: MAX_RECEIVES });
+});
+afterAll(() => e2e.close());
+
+describe("poison", () => {
+  it("a run whose workflow throws on every attempt ends failed after its retries, and is listed as failed", async () => {
+    const runId = "poison-run";
+    await e2e.client.start("poison-flow", { runId, input: {} });
+    await e2e.mapping().runUntil(e2e.finished([runId]), { what: "the poison run to finish" });
+
+    const run = await e2e.run(runId);
+    expect(run.status).toBe("failed");
+    expect(run.error).toMatchObject({ name: "StepFailedError" });
+    expect(e2e.ledger.read().map((e) => [e.key, e.attempt])).toEqual([1, 2, 3].map((a) => [`${runId}/explode`, a]));
+    // Three invocations (the start and two retry wakes), then nothing more.
+    expect(e2e.lines("wake", runId).map((l) => [l.reason, l.outcome])).toEqual([["start", "suspended"], ["retry", "suspended"], ["retry", "failed"]]);
+    const failed = await e2e.client.list({ status: "failed" });
+    expect(failed.runs.map((r) => r.runId)).toEqual([runId]);
+  });
+
+  it(`a message the function can never handle is failed on each of its ${MAX_RECEIVES} receives, then dead-lettered`, async () => {
+    // A run of a workflow this function does not host (another deploy's), and a foreign body.
+    await e2e.store.createRun({ runId: "elsewhere-1", workflow: "refund-flow", input: {}, createdAt: e2e.clock.now() });
+    await new SqsWakes({ client: e2e.clients.sqs, queueUrl: e2e.queues.queueUrl }).send({ runId: "elsewhere-1", reason: "start", key: "start", at: e2e.clock.now() }, 0);
+    await e2e.clients.sqs.send(new SendMessageCommand({ QueueUrl: e2e.queues.queueUrl, MessageBody: "hello, not a wake" }));
+
+    const dead: Message[] = [];
+    const loop = e2e.mapping();
+    await loop.runUntil(async () => {
+      dead.push(...(await e2e.receive("dlq")));
+      return dead.length === 2;
+    }, { what: "both messages in the DLQ" });
+
+    const ids = dead.map((m) => m.MessageId ?? "");
+    for (const id of ids) {
+      const seen = loop.invocations.filter((i) => i.messageIds.includes(id));
+      expect(seen, `message ${id}: one handler invocation per receive`).toHaveLength(MAX_RECEIVES);
+      expect(seen.every((i) => i.failures.includes(id)), "each one reported in batchItemFailures").toBe(true);
+    }
+    const errors = e2e.lines("wake").filter((l) => l.outcome === "error").map((l) => (l.error as { name: string }).name);
+    expect(errors.filter((n) => n === "UnknownWorkflowError")).toHaveLength(MAX_RECEIVES);
+    expect(errors.filter((n) => n === "MalformedWakeError")).toHaveLength(MAX_RECEIVES);
+
+    // Nothing of them is left on the wake queue (visible, in flight or delayed): it cannot come back.
+    const { Attributes } = await e2e.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: e2e.queues.queueUrl, AttributeNames: ["All"] }));
+    expect([Attributes?.ApproximateNumberOfMessages, Attributes?.ApproximateNumberOfMessagesNotVisible, Attributes?.ApproximateNumberOfMessagesDelayed]).toEqual(["0", "0", "0"]);
+  });
+});
