@@ -67,7 +67,10 @@ async function startByInvoke(rt: AwsRuntime, event: { runId?: unknown; input?: u
   try {
     const names = [...rt.workflows.keys()];
     const workflow = typeof event.workflow === "string" ? event.workflow : names.length === 1 ? names[0] : undefined;
-    if (workflow === undefined) throw new InvalidInputError("which workflow?", [{ path: "workflow", message: `one of ${names.join(", ")}` }]);
+    // A workflow this function does not host is the caller's mistake here, not a retryable fault.
+    if (workflow === undefined || !rt.workflows.has(workflow)) {
+      throw new InvalidInputError(workflow === undefined ? "which workflow?" : `this function does not host workflow "${workflow}"`, [{ path: "workflow", message: `one of ${names.join(", ")}` }]);
+    }
     if (typeof event.runId !== "string") throw new InvalidInputError("invalid start event", [{ path: "runId", message: "a string is required" }]);
     const started = await rt.client.start(workflow, { runId: event.runId, input: event.input });
     return { ok: true, runId: started.runId, created: started.created, status: started.run.status };
