@@ -191,6 +191,7 @@ export class DurableFunction extends Construct {
     }
     new CfnOutput(this, "FunctionName", { description: "Invoke with {\"waymark\":\"start\",\"runId\":…,\"input\":…} to start a run", value: this.function.functionName });
     new CfnOutput(this, "JournalTableName", { description: "The journal table (runs and their steps)", value: this.table.tableName });
+    new CfnOutput(this, "LogGroupName", { description: "The function's logs: one JSON line per step and wake", value: this.logGroup.logGroupName });
     new CfnOutput(this, "DeadLetterQueueUrl", { description: "Wakes that could not be delivered or processed", value: this.deadLetterQueue.queueUrl });
 
     this.alarms = new DurableAlarms(this, "Alarms", {

@@ -136,7 +136,7 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
 
   it("starts the order, suspends it for approval, takes a signed signal through the Function URL, and ships it", async () => {
     const order = { orderId: "8472", sku: "LAMP-01", quantity: 1, amount: 129.5, email: "kim@example.com", address: "1 Harbour St" };
-    expect(await invoke({ waymark: "start", runId: "order-1", input: order })).toMatchObject({ ok: true, runId: "order-1", created: true });
+    expect(await invoke({ waymark: "start", runId: "order-1", input: order })).toMatchObject({ ok: true, runId: "order-1", created: true, status: "pending" });
 
     expect(await invoke(await nextWakeEvent())).toEqual({ batchItemFailures: [] });
     expect(await store.getRun("order-1")).toMatchObject({ status: "suspended", waitingFor: "signal:approval" });

@@ -179,8 +179,10 @@ describe("the webhook", () => {
     template.hasOutput("*", { Value: ref(durable.webhookSecret?.secretArn ?? "") });
   });
 
-  it("outputs what the deploy guide uses: function name, table, DLQ", () => {
-    for (const token of [durable.function.functionName, durable.table.tableName, durable.deadLetterQueue.queueUrl]) template.hasOutput("*", { Value: ref(token) });
+  it("outputs what the deploy guide uses: function name, table, log group, DLQ", () => {
+    for (const token of [durable.function.functionName, durable.table.tableName, durable.logGroup.logGroupName, durable.deadLetterQueue.queueUrl]) {
+      template.hasOutput("*", { Value: ref(token) });
+    }
   });
 });
 
