@@ -11,6 +11,16 @@ const dir = () => process.env.WAYMARK_DEMO_DIR ?? ".waymark/demo";
 
 export const ChargeRequest = z.object({ orderId: z.string().min(1), amount: z.number().positive(), email: z.string().email() });
 
+/**
+ * Charges once, then mails the receipt. `durable()`'s result is also the Lambda handler.
+ *
+ * @example
+ * ```ts
+ * const rt = createLocalRuntime({ workflows: [chargeFlow] });
+ * rt.start();
+ * await rt.client.start(chargeFlow, { runId: "charge-9001", input: { orderId: "9001", amount: 42, email: "kim@example.com" } });
+ * ```
+ */
 export const chargeFlow = durable({ name: "charge-flow", input: ChargeRequest }, async (order, step) => {
   const charge = await step.run("charge_card", ({ idempotencyKey }) => new FakePayments(dir()).charge(order.orderId, order.amount, { idempotencyKey }));
   await step.run("send_receipt", ({ idempotencyKey }) =>

@@ -39,6 +39,17 @@ const dir = () => process.env.WAYMARK_DEMO_DIR ?? ".waymark/demo";
 
 type Signals = { refund_approval: typeof RefundApproval };
 
+/**
+ * The agent: answers a support ticket, refunding (after approval) when the customer asks.
+ *
+ * @example
+ * ```ts
+ * await client.start(refundAgent, { runId: "ticket-1", input: { ticketId: "T-1", customerEmail: "kim@example.com",
+ *   message: "The lamp from order 8472 arrived broken. Can I get a refund?" } });
+ * // … the run waits for "refund_approval"; a supervisor decides:
+ * await client.signal("ticket-1", "refund_approval", { approved: true, approver: "ana@shop" });
+ * ```
+ */
 export const refundAgent = durable(
   { name: "refund-agent", input: SupportTicket, signals: { refund_approval: RefundApproval } },
   async (ticket, step) => {

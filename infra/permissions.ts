@@ -29,7 +29,14 @@ export interface DurableGrants {
   secret: secretsmanager.ISecret | undefined;
 }
 
-/** The ARN pattern of every schedule in a group (the names are made per run at run time). */
+/**
+ * The ARN pattern of every schedule in a group (the names are made per run at run time).
+ *
+ * @example
+ * ```ts
+ * schedulesInGroup(stack, group); // arn:aws:scheduler:eu-west-1:123456789012:schedule/<group>/*
+ * ```
+ */
 export function schedulesInGroup(scope: Stack, group: scheduler.IScheduleGroup): string {
   return scope.formatArn({ service: "scheduler", resource: "schedule", resourceName: `${group.scheduleGroupName}/*` });
 }
