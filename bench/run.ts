@@ -126,3 +126,6 @@ async function memoryAround(run: () => Promise<unknown>): Promise<string[]> {
 }
 
 await main();
+
+// The AWS runtime (DynamoDB Local and the SQS emulator, started by it): bench/aws.ts.
+await import("./aws.ts");

@@ -37,10 +37,8 @@ export async function drainDueWakes(o: DrainOptions): Promise<number> {
         try {
           const result = await o.engine.invoke(wake.runId, o.invoke);
           o.onResult?.(wake.runId, result);
-          if (result.status === "busy") {
-            // The owner finishes the work; keep a wake in case the owner dies.
-            return;
-          }
+          // "busy": the lease holder finishes the work (it re-checks for signals after releasing,
+          // and the watchdog covers a holder that dies), so the wake is done with either way.
           await o.wakes.ack(wake);
         } catch (err) {
           o.onError?.(wake.runId, err);

@@ -152,26 +152,33 @@ export class Engine {
   }
 
   /**
-   * Schedule the wake, then write the blockers' records, then release: a crash in between
-   * leaves an extra wake (harmless), never a run nobody wakes.
+   * Write the blockers' records, release the lease, then schedule the wake. Scheduling after the
+   * release matters: a wake delivered while this invocation still held the lease would find the
+   * run busy and be dropped. A crash between release and schedule leaves a suspended run whose
+   * `wakeAt` has passed, which the watchdog wakes (DESIGN.md's "never stuck silently").
+   *
+   * Signals close the race from both sides: a deliverer writes its signal, then reads the waits;
+   * this invocation writes the wait, then reads the signals — once before the release (so the
+   * run is marked due at once) and once after it (a deliverer's wake may have found us busy).
    */
   private async suspend(runId: string, token: number, blockers: Blocker[], execution: Execution): Promise<InvocationResult> {
     const { store, clock, wakes } = this.o;
     const timed = blockers.filter((b): b is Blocker & { wakeAt: number } => b.wakeAt !== undefined);
     const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
-    if (first) await wakes.schedule({ runId, at: first.wakeAt, reason: first.reason, key: first.key });
     await execution.persistBlockers();
 
-    let wakeAt = first?.wakeAt;
     const waits = blockers.filter((b) => b.signal !== undefined);
-    if (waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits))) {
-      // A signal was delivered between our journal load and the wait record: wake at once.
-      wakeAt = clock.now();
-      await wakes.schedule({ runId, at: wakeAt, reason: "signal", key: "signal" });
-    }
+    const signalled = waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits));
+    const wakeAt = signalled ? clock.now() : first?.wakeAt;
     const waitingFor = (first ?? blockers[0])?.waitingFor ?? "unknown";
     const ok = await store.releaseLease(runId, token, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
     if (!ok) return { status: "lost-lease" };
+
+    if (signalled || (waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits)))) {
+      await wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+      return { status: "suspended", wakeAt: clock.now(), waitingFor };
+    }
+    if (first) await wakes.schedule({ runId, at: first.wakeAt, reason: first.reason, key: first.key });
     return { status: "suspended", wakeAt, waitingFor };
   }
 

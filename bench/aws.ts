@@ -1,0 +1,119 @@
+/**
+ * The AWS runtime's figures, against DynamoDB Local and the SQS emulator (both started here):
+ *
+ *   1. DynamoDB requests per completed step (counted by an SDK middleware; target exactly 1)
+ *   2. time per completed step through the real Lambda handler, as a multiple of one raw
+ *      conditional PutItem round trip measured in the same run (target <= 1.2x)
+ *   3. a 200-run concurrent batch through the SQS emulator, the event source loop and the handler
+ *   4. the minified Lambda bundle of the order workflow (without the AWS SDK) and its import time
+ *
+ * Figures only, never assertions. Run: node --conditions=waymark-source --import tsx bench/aws.ts
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
+import type { Server } from "node:http";
+import { cpus } from "node:os";
+import { pathToFileURL } from "node:url";
+import { createSqsServer } from "local-aws-sqs";
+import { createE2e } from "../test/aws-e2e/harness.ts";
+import { startDynamoDbLocal } from "../test/setup/dynamodb-local.ts";
+import { LOCAL_REGION } from "../test/setup/local-aws.ts";
+import { RequestCounter, awsSteps, bundleOrderFlow, concurrentBatch, importTime, invokeRun, perStepRound, prepareRun } from "./aws-scenarios.ts";
+import { fmt, repeat, summarise, table } from "./stats.ts";
+
+/** Rounds of the per-step figure (each interleaves raw puts and both runs, ~1 s). */
+const ROUNDS = { runs: 11, warmup: 2 };
+/** Per-step figures are the difference between a long and a short run, so fixed costs cancel. */
+const SHORT = 10;
+const LONG = 210;
+const BATCH = { runs: 200, steps: 5, pollers: 4, reps: 3 };
+
+async function main(): Promise<void> {
+  console.log("Waymark AWS bench: the real Lambda handler on DynamoDB Local (in memory) and the SQS emulator");
+  console.log(`node ${process.version}, ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}, ${process.platform}/${process.arch}`);
+  console.log("Note: shared, noisy machine; both emulators run on it too. Medians of several runs; trust ratios more than absolutes.\n");
+  const [dynamodb, sqs] = await Promise.all([startDynamoDbLocal(), startSqs()]);
+  const rows: string[][] = [];
+  try {
+    const e2e = await createE2e({ endpoints: { dynamodb: dynamodb.endpoint, sqs: sqs.endpoint }, workflows: () => [awsSteps], config: { leaseTtlMs: 60_000 } });
+    try {
+      // 1. Requests made by the handler's invocation: a LONG-step run minus a SHORT-step run, per extra step.
+      const counter = new RequestCounter(e2e);
+      await invokeRun(e2e, await prepareRun(e2e, SHORT)); // warm-up
+      const [s, l] = [await prepareRun(e2e, SHORT), await prepareRun(e2e, LONG)];
+      const short = await counter.around(() => invokeRun(e2e, s));
+      const long = await counter.around(() => invokeRun(e2e, l));
+      const ops = [...new Set([...short.keys(), ...long.keys()])].sort();
+      const perStep = ops.map((op) => `${op} ${((long.get(op) ?? 0) - (short.get(op) ?? 0)) / (LONG - SHORT)}`).filter((x) => !x.endsWith(" 0"));
+      const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+      const requestsPerStep = (total(long) - total(short)) / (LONG - SHORT);
+      rows.push(["1. DynamoDB requests per completed step", "requests", String(requestsPerStep), perStep.join(", "), "= 1", requestsPerStep === 1 ? "met" : "MISSED"]);
+      // The run's meta read after the invocation (getRun) is the bench's, not the handler's.
+      short.set("GetItem", (short.get("GetItem") ?? 0) - 1);
+      rows.push([`   one invocation running a ${SHORT}-step run, in all`, "requests", String(total(short)), ops.map((op) => `${op} ${short.get(op) ?? 0}`).filter((x) => !x.endsWith(" 0")).join(", "), "", ""]);
+      const start = await counter.around(() => e2e.client.start(awsSteps, { runId: `start-${Date.now()}`, input: { steps: 1 } }));
+      rows.push(["   starting a run (client.start: run + start wake)", "requests", String(total(start)), [...start].map(([op, n]) => `${op} ${n}`).join(", "), "", ""]);
+
+      // 2. Time per step (marginal) against one raw PutItem, same table and client, interleaved.
+      const rounds: Array<{ stepMs: number; putMs: number }> = [];
+      for (let i = 0; i < ROUNDS.warmup + ROUNDS.runs; i++) {
+        const round = await perStepRound(e2e, SHORT, LONG);
+        if (i >= ROUNDS.warmup) rounds.push(round);
+      }
+      const step = summarise(rounds.map((r) => r.stepMs));
+      const put = summarise(rounds.map((r) => r.putMs));
+      const ratio = summarise(rounds.map((r) => r.stepMs / r.putMs));
+      rows.push(["2. per completed step, through the handler", "ms/step", fmt(step.median), `min ${fmt(step.min)}, max ${fmt(step.max)}`, "", ""]);
+      rows.push(["   raw conditional PutItem round trip", "ms/put", fmt(put.median), `min ${fmt(put.min)}, max ${fmt(put.max)}`, "", ""]);
+      rows.push(["   per step / raw PutItem (median of per-round ratios)", "x", ratio.median.toFixed(2), `min ${ratio.min.toFixed(2)}, max ${ratio.max.toFixed(2)}`, "<= 1.2", ratio.median <= 1.2 ? "met" : "MISSED"]);
+
+      // 3. Many runs at once through the queue.
+      const batches: number[] = [];
+      let allComplete = true;
+      for (let i = 0; i < BATCH.reps; i++) {
+        const b = await concurrentBatch(e2e, BATCH.runs, BATCH.steps, BATCH.pollers);
+        batches.push(BATCH.runs / b.seconds);
+        allComplete &&= b.completed === BATCH.runs;
+      }
+      const rate = summarise(batches);
+      rows.push([
+        `3. ${BATCH.runs} runs x ${BATCH.steps} steps at once, ${BATCH.pollers} pollers, batches of 10`,
+        "runs/s",
+        fmt(rate.median),
+        `min ${fmt(rate.min)}, max ${fmt(rate.max)} (${BATCH.reps} batches)`,
+        "all complete",
+        allComplete ? "met" : "MISSED",
+      ]);
+    } finally {
+      e2e.close();
+    }
+  } finally {
+    await Promise.all([dynamodb.stop(), new Promise<void>((r) => {
+      sqs.server.closeAllConnections();
+      sqs.server.close(() => r());
+    })]);
+  }
+
+  // 4. The Lambda bundle of the order workflow, and importing it in a fresh process.
+  const bundle = await bundleOrderFlow();
+  const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  rows.push(["4. order-flow Lambda bundle (minified, AWS SDK external)", "KiB", (bundle.bytes / 1024).toFixed(1), `gzip ${kib(bundle.gzipBytes)}`, "", ""]);
+  rows.push(["   of which", "", "", `waymark ${kib(bundle.share.waymark)}, zod ${kib(bundle.share.zod)} (its locales ${kib(bundle.share.zodLocales)})`, "", ""]);
+  const imports = await repeat(() => Promise.resolve(importTime(pathToFileURL(bundle.file).href)), { runs: 7, warmup: 1 });
+  rows.push(["   import time, fresh node process", "ms", fmt(imports.median), `min ${fmt(imports.min)}, max ${fmt(imports.max)}`, "", ""]);
+  const sdk = await repeat(() => Promise.resolve(importTime(...bundle.sdkImports)), { runs: 7, warmup: 1 });
+  rows.push(["   of which the SDK clients it imports, alone", "ms", fmt(sdk.median), `min ${fmt(sdk.min)}, max ${fmt(sdk.max)}`, "", ""]);
+
+  console.log(table(["measurement", "unit", "median", "detail", "target", ""], rows));
+  console.log(`\nThe bundle imports the SDK clients at load (esbuild hoists external imports): ${bundle.sdkImports.join(", ") || "none"}.`);
+  console.log("Its import time includes loading them from node_modules, as the Lambda runtime provides them; nothing AWS is constructed until the first invocation.");
+}
+
+async function startSqs(): Promise<{ endpoint: string; server: Server }> {
+  const server: Server = await createSqsServer({ port: 0, hostname: "127.0.0.1", region: LOCAL_REGION, emulateQueueCreationLifecycle: false });
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("the SQS emulator did not report its port");
+  return { endpoint: `http://127.0.0.1:${address.port}`, server };
+}
+
+await main();

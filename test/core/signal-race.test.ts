@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { Client, createRegistry, durable, Engine, type SuspendUpdate, type Wake } from "waymark";
+import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
+import { Approval, Empty } from "./helpers.ts";
+
+const flow = durable({ name: "race-flow", input: Empty, signals: { approval: Approval } }, async (_in, step) => {
+  const decision = await step.waitForSignal("approval", { timeout: "24h" });
+  return decision.received ? decision.payload.approver : "timed out";
+});
+
+/**
+ * The worst interleaving for a signal: it is delivered after the suspending invocation's last
+ * look at the journal and before it releases the lease, and the deliverer's wake is consumed
+ * while the lease is still held (a "busy" wake, acknowledged and gone). The run must still
+ * resume: the invocation looks for signals again after releasing.
+ */
+describe("a signal delivered while the run is suspending", () => {
+  it("is picked up even though its own wake found the run busy and was dropped", async () => {
+    const clock = new VirtualClock();
+    const wakes = new MemoryWakeQueue();
+    const dropped: Wake[] = [];
+    let deliverDuringRelease = true;
+    let client: Client | undefined;
+    class RacyStore extends MemoryJournalStore {
+      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+        if (deliverDuringRelease) {
+          deliverDuringRelease = false;
+          await client?.signal(runId, "approval", { approved: true, approver: "ana" });
+        }
+        return super.releaseLease(runId, token, update);
+      }
+    }
+    const store = new RacyStore();
+    // While the lease is held, a "signal" wake is consumed by a container that finds the run busy.
+    const racyWakes = {
+      schedule: async (wake: Wake) => {
+        if (wake.reason === "signal" && (await store.getRun(wake.runId))?.lease) dropped.push(wake);
+        else await wakes.schedule(wake);
+      },
+      cancel: (runId: string, key: string) => wakes.cancel(runId, key),
+    };
+    const ports = { store, wakes: racyWakes, clock, workflows: createRegistry([flow]) };
+    client = new Client(ports);
+    const engine = new Engine({ ...ports, owner: "a" });
+
+    await client.start(flow, { runId: "r1", input: {} });
+    expect(await engine.invoke("r1")).toMatchObject({ status: "suspended" });
+    expect(dropped.map((w) => w.reason)).toEqual(["signal"]);
+    const due = await wakes.claimDue(clock.now(), 10, 60_000);
+    expect(due.map((w) => [w.reason, w.key])).toContainEqual(["signal", "signal"]);
+    expect(await engine.invoke("r1")).toEqual({ status: "completed", result: "ana" });
+  });
+});
