@@ -69,6 +69,7 @@ export class EventSourceMapping {
   /** Receives one batch and invokes the handler with it; returns how many messages it held. */
   async pollOnce(): Promise<number> {
     await this.o.beforePoll?.();
+    // `AttributeNames`, not `MessageSystemAttributeNames`: the emulator answers only the former.
     const received = await this.o.sqs.send(
       new ReceiveMessageCommand({ QueueUrl: this.o.queueUrl, MaxNumberOfMessages: this.o.batchSize ?? 10, WaitTimeSeconds: 0, AttributeNames: ["All"] }),
     );
