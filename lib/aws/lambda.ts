@@ -37,7 +37,15 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
   let ready: Promise<{ rt: AwsRuntime; http: HttpHandler | undefined }> | undefined;
   const init = async () => {
     const rt = await createAwsRuntime(options);
-    const http = rt.secret ? createHttpHandler({ client: rt.client, secret: rt.secret, clock: rt.clock, onFault: (err) => rt.log({ level: "error", event: "webhook-fault", runId: "", error: String(err) }) }) : undefined;
+    const http = rt.secret
+      ? createHttpHandler({
+          client: rt.client,
+          secret: rt.secret,
+          clock: rt.clock,
+          ...(rt.links ? { links: rt.links } : {}),
+          onFault: (err) => rt.log({ level: "error", event: "webhook-fault", runId: "", error: String(err) }),
+        })
+      : undefined;
     return { rt, http };
   };
   return async (event, context) => {

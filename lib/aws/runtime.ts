@@ -10,7 +10,7 @@ import type { AnyWorkflow } from "../core/definition.ts";
 import { Engine, type LogEntry } from "../core/engine.ts";
 import { createRegistry, type Registry } from "../core/registry.ts";
 import { createApprovalLinks } from "../http/tokens.ts";
-import { type Clock, systemClock } from "../ports.ts";
+import { type ApprovalLinks, type Clock, systemClock } from "../ports.ts";
 import { type AwsRuntimeConfig, configFromEnv } from "./config.ts";
 import { createJournalDynamoClient } from "./dynamodb-client.ts";
 import { DynamoJournalStore } from "./dynamodb-store.ts";
@@ -44,6 +44,8 @@ export interface AwsRuntime {
   clock: Clock;
   /** The webhook secret, when one is configured. */
   secret: string | undefined;
+  /** Mints approval links (with the secret), for waits and the status route. */
+  links: ApprovalLinks | undefined;
   log: NonNullable<AwsRuntimeOptions["log"]>;
 }
 
@@ -85,9 +87,9 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
     leaseTtlMs: config.leaseTtlMs,
     maxInvocations: config.maxInvocations,
     ...(links ? { links } : {}),
-    log: (entry) => log({ level: "info", ...entry }),
+    log: (entry) => log({ level: entry.outcome === "failed" || entry.outcome === "retrying" ? "warn" : "info", ...entry }),
   });
-  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), clock, secret, log };
+  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), clock, secret, links, log };
 }
 
 /** Reads a secret's string from Secrets Manager (the SDK is loaded only when a secret is used). */
