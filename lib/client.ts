@@ -128,7 +128,7 @@ export class Client {
     }
     const def = this.o.workflows.get(run.workflow);
     if (!def) throw new UnknownWorkflowError(run.workflow);
-    const schema = def.signals[name];
+    const schema = Object.hasOwn(def.signals, name) ? def.signals[name] : undefined;
     if (!schema) throw new UnknownSignalError(run.workflow, name);
     const parsed = schema.safeParse(payload);
     if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
@@ -158,7 +158,11 @@ export class Client {
     // reads signals) sees our signal. One of the two always resolves it.
     const view = await this.view(runId);
     const consumedBy = findResolutionOf(view, signalId);
-    if (consumedBy) return { signalId, status: "delivered", waitId: consumedBy };
+    if (consumedBy) {
+      // A retried delivery: the first may have died before its wake went out, so send it again.
+      await this.o.wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+      return { signalId, status: "delivered", waitId: consumedBy };
+    }
     const mine = view.signal(signalId);
     if (mine?.lateFor !== undefined) {
       const res = view.resolution(mine.lateFor);
@@ -174,8 +178,9 @@ export class Client {
       const ours: ResolutionRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "resolution", stepId: target.stepId, via: "signal", signalId: chosen };
       const put2 = await store.appendRecord(runId, { key: keys.resolution(target.stepId), body: ours });
       if (put2.written) {
-        if (target.timeoutAt !== undefined) await this.o.wakes.cancel(runId, `timeout:${target.stepId}`).catch(() => {});
+        // Wake first, then cancel the timeout: if the wake cannot be sent, the timeout still will.
         await this.o.wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+        if (target.timeoutAt !== undefined) await this.o.wakes.cancel(runId, `timeout:${target.stepId}`).catch(() => {});
         res = ours;
       } else {
         res = parseRecord(runId, put2.existing.key, put2.existing.body) as ResolutionRecord;

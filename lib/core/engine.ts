@@ -53,6 +53,9 @@ export interface InvokeOptions {
   onStep?: (event: StepEvent) => void;
 }
 
+/** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
+const RETRY_AFTER_FAULT_MS = 5_000;
+
 export class Engine {
   private readonly ttl: number;
 
@@ -69,29 +72,37 @@ export class Engine {
     if (!acquired.acquired) return { status: acquired.reason === "held" ? "busy" : acquired.reason };
     const token = acquired.lease.token;
     const started = clock.now();
+    const lease = { lost: false };
     const heartbeat = setInterval(() => {
-      store.renewLease(runId, token, clock.now(), this.ttl).catch(() => {});
+      store.renewLease(runId, token, clock.now(), this.ttl).then(
+        (renewed) => {
+          if (!renewed) lease.lost = true; // taken over or cancelled: start nothing new
+        },
+        () => {},
+      );
     }, Math.max(10, Math.floor(this.ttl / 3)));
     heartbeat.unref();
     try {
-      const result = await this.execute(runId, token, acquired.run.invocations, options);
+      const result = await this.execute(runId, token, acquired.run.invocations, options, () => !lease.lost);
       this.o.log?.({ event: "invocation", runId, token, outcome: result.status, durationMs: clock.now() - started });
       return result;
+    } catch (err) {
+      // A fault (the store, a deploy without this workflow): free the run for a retry soon, so a
+      // redelivered wake does not find it "busy" until the lease expires. Best effort.
+      if (!lease.lost) await store.releaseLease(runId, token, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+      throw err;
     } finally {
       clearInterval(heartbeat);
     }
   }
 
-  private async execute(runId: string, token: number, invocations: number, options: InvokeOptions): Promise<InvocationResult> {
+  private async execute(runId: string, token: number, invocations: number, options: InvokeOptions, ownsLease: () => boolean): Promise<InvocationResult> {
     const { store, clock } = this.o;
     const journal = await store.loadJournal(runId);
     if (!journal) return { status: "missing" };
     const workflow = this.o.workflows.get(journal.run.workflow);
-    if (!workflow) {
-      // Another deploy may know it: free the run for a later attempt and let the transport retry.
-      await store.releaseLease(runId, token, { now: clock.now(), wakeAt: clock.now() + this.ttl, waitingFor: "workflow" });
-      throw new UnknownWorkflowError(journal.run.workflow);
-    }
+    // Another deploy may know it: `invoke` frees the run for a later attempt and the transport retries.
+    if (!workflow) throw new UnknownWorkflowError(journal.run.workflow);
     const budget = this.o.maxInvocations ?? 10_000;
     if (invocations > budget) return this.finish(runId, token, { type: "failed", error: serializeError(new InvocationBudgetError(runId, budget)) });
 
@@ -115,6 +126,7 @@ export class Engine {
       journal: view,
       now: () => clock.now(),
       append: (record) => this.append(runId, record),
+      ownsLease,
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
       onStep: (event) => {
@@ -124,6 +136,10 @@ export class Engine {
     });
     const outcome = await execution.run();
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
+    if (outcome.type === "aborted") {
+      if (outcome.leaseLost) return { status: "lost-lease" };
+      throw outcome.error;
+    }
     if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
     return this.suspend(runId, token, outcome.blockers, execution);
   }

@@ -263,6 +263,15 @@ export class JournalFormatError extends WaymarkError {
   }
 }
 
+/** This invocation's lease on the run was lost (expired and taken, or the run cancelled). */
+export class LeaseLostError extends WaymarkError {
+  override readonly name = "LeaseLostError" as const;
+  readonly retryable = true;
+  constructor(readonly runId: string) {
+    super(`lost the lease on run "${runId}": another invocation owns it, or it was cancelled`);
+  }
+}
+
 /** A run took more invocations than its budget allows (a runaway self-waking loop). */
 export class InvocationBudgetError extends WaymarkError {
   override readonly name = "InvocationBudgetError" as const;

@@ -21,7 +21,9 @@ export interface Blocker {
 export type Outcome =
   | { type: "completed"; result: unknown }
   | { type: "failed"; error: SerializedError; nondeterminism?: boolean }
-  | { type: "suspended"; blockers: Blocker[] };
+  | { type: "suspended"; blockers: Blocker[] }
+  /** Ended for a reason outside the workflow: a journal write failed, or the lease was lost. */
+  | { type: "aborted"; error: unknown; leaseLost: boolean };
 
 /** One step event, for logs and the demo: replayed steps are reported as such. */
 export interface StepEvent {
@@ -43,6 +45,8 @@ export interface ExecutionOptions {
   append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
   /** True when the invocation should checkpoint before starting another step (Lambda time). */
   shouldYield?: () => boolean;
+  /** False once the lease is known to be lost (a renewal was refused): no new step starts. */
+  ownsLease?: () => boolean;
   /** Mints the links `waitForSignal({ notify })` hands out. */
   links?: ApprovalLinks;
   onStep?: (event: StepEvent) => void;

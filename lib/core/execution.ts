@@ -11,7 +11,7 @@ import { runAttempt } from "./attempt.ts";
 import { type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult, assertName } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
-import { NonDeterminismError, StepFailedError, WorkflowDefinitionError } from "./errors.ts";
+import { LeaseLostError, NonDeterminismError, StepFailedError, WorkflowDefinitionError } from "./errors.ts";
 import { assertJsonSafe } from "./json.ts";
 import { mulberry32, hash32, uuidFrom } from "./random.ts";
 import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
@@ -99,13 +99,14 @@ export class Execution {
     this.inflight++;
     try {
       for (let attempt = prior.length + 1; ; attempt++) {
+        if (!this.ownsLease()) return never();
         const startedAt = this.o.now();
+        // Only the step's own failure (or a result that cannot be journaled) is the step failing;
+        // a journal write that fails aborts the invocation instead (see `write`).
+        let value: T;
         try {
-          const value = await runAttempt(`${this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
+          value = await runAttempt(`${this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
           assertJsonSafe(value, `result of step "${stepId}"`);
-          const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt });
-          this.emit({ stepId, kind: "run", outcome: "completed", attempt, durationMs: this.o.now() - startedAt });
-          return this.fromRecord<T>(record);
         } catch (err) {
           const error = serializeError(err);
           const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.runId}/${stepId}`);
@@ -124,7 +125,11 @@ export class Execution {
           if (retryAt > this.o.now()) {
             return this.block({ stepId, wakeAt: retryAt, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
           }
+          continue;
         }
+        const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt });
+        this.emit({ stepId, kind: "run", outcome: "completed", attempt, durationMs: this.o.now() - startedAt });
+        return this.fromRecord<T>(record);
       }
     } finally {
       this.inflight--;
@@ -168,17 +173,23 @@ export class Execution {
   private async wait(name: string, options: WaitOptions | undefined): Promise<WaitResult<unknown>> {
     const stepId = this.nextId(name);
     const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
-    const schema = this.o.workflow.signals[name];
+    const schema = Object.hasOwn(this.o.workflow.signals, name) ? this.o.workflow.signals[name] : undefined;
     if (!schema) throw new WorkflowDefinitionError(`workflow "${this.o.workflow.name}" waits for signal "${name}" but does not declare it in durable({ signals })`);
     if (this.done) return never();
     const recorded = this.o.journal.step(stepId);
     if (recorded && recorded.kind !== "wait") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a wait step");
     if (recorded) this.visited.add(stepId);
     // The link step belongs to its wait: once the wait is decided, replay no longer calls notify.
-    if (recorded && this.o.journal.step(`${stepId}:notify`)) this.visited.add(`${stepId}:notify`);
+    const notified = recorded ? this.o.journal.step(`${stepId}:notify`) : undefined;
+    if (notified) {
+      this.visited.add(notified.stepId);
+      // A link that could not be sent failed the wait; a signal that came later changes nothing.
+      if (notified.kind === "run" && notified.status === "failed") return this.fromRecord(notified);
+    }
     const timeoutAt = recorded ? recorded.timeoutAt : timeoutMs === undefined ? undefined : this.o.now() + timeoutMs;
 
     let resolution = this.o.journal.resolution(stepId);
+    let adopted = false;
     if (!resolution) {
       const buffered = this.o.journal.bufferedSignals(name, stepId).find((s) => !this.claimedSignals.has(s.signalId));
       const timedOut = timeoutAt !== undefined && this.o.now() >= timeoutAt;
@@ -186,7 +197,9 @@ export class Execution {
         if (buffered) this.claimedSignals.add(buffered.signalId);
         if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
         const ours: Unstamped<ResolutionRecord> = buffered ? { type: "resolution", stepId, via: "signal", signalId: buffered.signalId } : { type: "resolution", stepId, via: "timeout" };
-        resolution = (await this.write<ResolutionRecord>(ours)).record;
+        const written = await this.write<ResolutionRecord>(ours);
+        resolution = written.record;
+        adopted = !written.won;
         if (buffered && resolution.signalId !== buffered.signalId) this.claimedSignals.delete(buffered.signalId);
         if (resolution.via === "signal" && recorded?.timeoutAt !== undefined) this.cancelledWakes.push(`timeout:${stepId}`);
         this.emit({ stepId, kind: "wait", outcome: "resolved" });
@@ -197,6 +210,10 @@ export class Execution {
     if (resolution) {
       if (resolution.via === "timeout") return { received: false };
       const signal = resolution.signalId === undefined ? undefined : this.o.journal.signal(resolution.signalId);
+      if (!signal && adopted) {
+        // We lost the race to a signal delivered after our journal was loaded: read it next time.
+        return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: `signal:${name}` });
+      }
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
       return { received: true, payload: schema.parse(signal.payload), signalId: signal.signalId };
     }
@@ -217,6 +234,7 @@ export class Execution {
   /** Hands the approver a capability link, once: a journaled step with an id derived from the wait's. */
   private async notify(waitId: string, signal: string, expiresAt: number | undefined, notify: NonNullable<WaitOptions["notify"]>): Promise<void> {
     const links = this.o.links;
+    if (!this.ownsLease()) return never();
     if (!links) throw new WorkflowDefinitionError(`wait "${waitId}" asks for an approval link, but this runtime has no webhook secret configured`);
     const { token, url } = links.mint({ runId: this.o.runId, waitId, signal, ...(expiresAt === undefined ? {} : { expiresAt }) });
     await this.runStepWithId(`${waitId}:notify`, async () => {
@@ -252,7 +270,16 @@ export class Execution {
       record.marks = { ...this.pendingMarks };
       for (const k of markKeys) delete this.pendingMarks[k];
     }
-    const { record: winner, won } = await this.o.append(record);
+    let appended: { record: JournalRecord; won: boolean };
+    try {
+      appended = await this.o.append(record);
+    } catch (err) {
+      // The journal could not be written: user code must not see (or catch) this. The
+      // invocation ends; the transport retries the wake and replay resumes from the journal.
+      this.abort(err, false);
+      return never();
+    }
+    const { record: winner, won } = appended;
     return { record: winner as R, won };
   }
 
@@ -265,6 +292,20 @@ export class Execution {
 
   private emit(event: Omit<StepEvent, "runId">): void {
     this.o.onStep?.({ runId: this.o.runId, ...event });
+  }
+
+  /** False once the engine learns the lease is gone: no new step may start. */
+  private ownsLease(): boolean {
+    if (this.o.ownsLease === undefined || this.o.ownsLease()) return true;
+    this.abort(new LeaseLostError(this.o.runId), true);
+    return false;
+  }
+
+  /** Ends the execution at once, for a reason outside the workflow (journal fault, lost lease). */
+  private abort(error: unknown, leaseLost: boolean): void {
+    if (this.done) return;
+    this.done = true;
+    this.resolveOutcome({ type: "aborted", error, leaseLost });
   }
 
   private nondeterminism(stepId: string, expected: string, found: string): Promise<never> {

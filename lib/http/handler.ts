@@ -6,6 +6,7 @@
  *   route (404) → method (405 + allow) → size (413) → signature or token (401 / 404 / 410)
  *   → content type (415) → JSON (400) → shape (400) → the client: schema (422), state (404 / 409)
  */
+import { createHash } from "node:crypto";
 import type { Client } from "../client.ts";
 import { RunNotFoundError } from "../core/errors.ts";
 import { type ApprovalLinks, type Clock, systemClock } from "../ports.ts";
@@ -93,9 +94,12 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       pattern: ["runs", ":runId", "signals", ":name"],
       methods: {
         POST: async (req, p) => {
-          const signature = signed(req);
+          signed(req);
           const body = readJsonBody(req);
-          return deliverSignal(ctx, runId(p), p.name ?? "", body, req.headers["idempotency-key"], `sig:${signature.slice(0, 40)}`);
+          // Without an Idempotency-Key or a signalId, the same path and body are the same signal:
+          // a caller's retry (re-signed with a new timestamp) must not deliver it twice.
+          const fallbackId = `req:${createHash("sha256").update(`${req.path}\n${req.body}`).digest("hex").slice(0, 40)}`;
+          return deliverSignal(ctx, runId(p), p.name ?? "", body, req.headers["idempotency-key"], fallbackId);
         },
       },
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Client, createRegistry, durable, Engine, type SuspendUpdate, type Wake } from "waymark";
+import { type AppendResult, Client, createRegistry, durable, Engine, type StoredRecord, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 import { Approval, Empty } from "./helpers.ts";
 
@@ -49,5 +49,32 @@ describe("a signal delivered while the run is suspending", () => {
     const due = await wakes.claimDue(clock.now(), 10, 60_000);
     expect(due.map((w) => [w.reason, w.key])).toContainEqual(["signal", "signal"]);
     expect(await engine.invoke("r1")).toEqual({ status: "completed", result: "ana" });
+  });
+});
+
+describe("a timeout that loses its race to a signal delivered after the journal was loaded", () => {
+  it("adopts the signal on the next invocation instead of failing the run", async () => {
+    const clock = new VirtualClock();
+    let client: Client | undefined;
+    let raced = false;
+    class RacyStore extends MemoryJournalStore {
+      override async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+        if (record.key === "resolution#approval" && !raced) {
+          raced = true; // the signal lands between our load and our timeout write
+          await client?.signal(runId, "approval", { approved: true, approver: "just-in-time" });
+        }
+        return super.appendRecord(runId, record);
+      }
+    }
+    const store = new RacyStore();
+    const wakes = new MemoryWakeQueue();
+    const p = { store, wakes, clock, workflows: createRegistry([flow]) };
+    client = new Client(p);
+    const engine = new Engine({ ...p, owner: "a" });
+    await client.start(flow, { runId: "t1", input: {} });
+    expect(await engine.invoke("t1")).toMatchObject({ status: "suspended" });
+    clock.advance(24 * 3600_000);
+    expect(await engine.invoke("t1")).toMatchObject({ status: "suspended", waitingFor: "signal:approval" });
+    expect(await engine.invoke("t1")).toEqual({ status: "completed", result: "just-in-time" });
   });
 });

@@ -233,7 +233,7 @@ describe("the webhook's happy paths, on the same runs", () => {
     expect((await runtime.waitForRun("w-9")).result).toEqual({ outcome: "rejected", by: "bo" });
   });
 
-  it("an exact replay of a signed signal without an id is the same signal, not a second one", async () => {
+  it("a replayed or re-signed signal without an id (same path and body) is the same signal, not a second one", async () => {
     await handler(signed("POST", "/runs", { workflow: "two-approvals", runId: "w-10", input: {} }, now()));
     await waitFor("w-10", "suspended");
     const req = signed("POST", "/runs/w-10/signals/approval", { payload: { approved: true, approver: "cy" } }, now());
@@ -243,6 +243,9 @@ describe("the webhook's happy paths, on the same runs", () => {
     await waitFor("w-10", "suspended");
     // Replayed within the window: answered as before; the second wait stays open.
     expect(parseBody(await handler(req))).toEqual(first);
+    // A caller's retry is re-signed with a later timestamp: still the same signal.
+    const resigned = signed("POST", "/runs/w-10/signals/approval", { payload: { approved: true, approver: "cy" } }, now() + 2_000);
+    expect(parseBody(await handler(resigned))).toEqual(first);
     const signals = (await runtime.client.history("w-10")).entries.filter((e) => e.record?.type === "signal");
     expect(signals).toHaveLength(1);
   });

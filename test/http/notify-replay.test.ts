@@ -4,9 +4,10 @@
  * with a NonDeterminismError right after the approval.
  */
 import { describe, expect, it } from "vitest";
-import { SignalConflictError } from "waymark";
+import { z } from "zod";
+import { durable, SignalConflictError, UnknownSignalError } from "waymark";
 import { createTestRuntime } from "waymark/testing";
-import { SECRET, sentLinks, twoApprovals } from "./helpers.ts";
+import { Approval, SECRET, sentLinks, twoApprovals } from "./helpers.ts";
 
 describe("waitForSignal({ notify }) on replay", () => {
   it("resumes past decided waits whose links were sent, through two approvals and a restart of the code", async () => {
@@ -37,5 +38,36 @@ describe("a retried signal id on a finished run", () => {
     expect((await rt.get("n-3")).status).toBe("completed");
     expect(await rt.signal("n-3", "approval", { approved: true, approver: "two" }, { signalId: "s-2" })).toEqual({ signalId: "s-2", status: "delivered", waitId: "approval#2" });
     await expect(rt.signal("n-3", "approval", { approved: false, approver: "two" }, { signalId: "s-2" })).rejects.toBeInstanceOf(SignalConflictError);
+  });
+});
+
+describe("a link that could not be sent", () => {
+  it("fails its wait for good: a signal that arrives later does not change what replay sees", async () => {
+    const wf = durable({ name: "notify-fails", input: z.object({}), signals: { approval: Approval }, retries: 1 }, async (_in, step) => {
+      try {
+        await step.waitForSignal("approval", { timeout: "1h", notify: () => { throw new Error("mail server down"); } });
+        return "approved";
+      } catch {
+        await step.run("fallback", () => "escalated");
+        await step.sleep("cool-off", "1m");
+        return "fallback";
+      }
+    });
+    const rt = createTestRuntime({ workflows: [wf], webhook: { secret: SECRET } });
+    await rt.start(wf, { runId: "nf-1", input: {} });
+    // The wait record exists without a resolution, so a signal can still land on it.
+    await rt.signal("nf-1", "approval", { approved: true, approver: "late" }, { waitId: "approval" }).catch(() => undefined);
+    await rt.advance("1m");
+    expect(await rt.get("nf-1")).toMatchObject({ status: "completed", result: "fallback" });
+  });
+});
+
+describe("signal names that are Object.prototype's own", () => {
+  it("are unknown signals (a clear 4xx), not a crash", async () => {
+    const rt = createTestRuntime({ workflows: [twoApprovals], webhook: { secret: SECRET } });
+    await rt.start(twoApprovals, { runId: "proto-1", input: {} });
+    for (const name of ["constructor", "toString", "__proto__"]) {
+      await expect(rt.signal("proto-1", name, {})).rejects.toBeInstanceOf(UnknownSignalError);
+    }
   });
 });
