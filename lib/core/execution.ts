@@ -8,6 +8,7 @@
  * running and something is blocked, after in-flight steps have written their records.
  */
 import { runAttempt } from "./attempt.ts";
+import { DeliveryOrder } from "./delivery-order.ts";
 import { type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult, assertName } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
@@ -30,6 +31,8 @@ export class Execution {
   private readonly claimedSignals = new Set<string>();
   private readonly pendingMarks: Record<string, number> = {};
   private readonly rng: () => number;
+  private readonly deliveries: Map<number, string>;
+  private readonly order: DeliveryOrder;
   private nowOrdinal = 0;
   private inflight = 0;
   private checkScheduled = false;
@@ -42,6 +45,8 @@ export class Execution {
 
   constructor(private readonly o: ExecutionOptions) {
     this.rng = mulberry32(hash32(`random:${o.runId}`));
+    this.deliveries = o.journal.deliveries();
+    this.order = new DeliveryOrder([...this.deliveries.keys()], () => this.checkQuiescent());
   }
 
   run(): Promise<Outcome> {
@@ -79,11 +84,14 @@ export class Execution {
     return this.runStepWithId(stepId, fn, options);
   }
 
-  private async runStepWithId<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> {
+  /** `ordered: false` for steps whose result no code awaits in order (a wait's `:notify`). */
+  private async runStepWithId<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions, ordered = true): Promise<T> {
     const recorded = this.o.journal.step(stepId);
     if (recorded) {
       if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
       this.visited.add(stepId);
+      const turn = ordered ? this.order.turn(recorded.seq) : undefined;
+      if (turn) await turn;
       this.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
       return this.fromRecord<T>(recorded);
     }
@@ -97,6 +105,15 @@ export class Execution {
     if (this.o.shouldYield?.()) return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: "continue" });
 
     this.inflight++;
+    let running = true;
+    const written = () => {
+      // The record is written: the step no longer holds the execution open, even while its
+      // result waits its turn to be delivered.
+      if (!running) return;
+      running = false;
+      this.inflight--;
+      this.checkQuiescent();
+    };
     try {
       for (let attempt = prior.length + 1; ; attempt++) {
         if (!this.ownsLease()) return never();
@@ -111,9 +128,7 @@ export class Execution {
           const error = serializeError(err);
           const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.runId}/${stepId}`);
           if (retryAt === undefined) {
-            const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt });
-            this.emit({ stepId, kind: "run", outcome: "failed", attempt, durationMs: this.o.now() - startedAt });
-            return this.fromRecord<T>(record);
+            return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt }, written, "failed", ordered);
           }
           const { won } = await this.write<AttemptRecord>({ type: "attempt", stepId, attempt, error, retryAt, startedAt });
           this.emit({ stepId, kind: "run", outcome: "retrying", attempt, durationMs: this.o.now() - startedAt });
@@ -127,14 +142,22 @@ export class Execution {
           }
           continue;
         }
-        const { record } = await this.write<RunStepRecord>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt });
-        this.emit({ stepId, kind: "run", outcome: "completed", attempt, durationMs: this.o.now() - startedAt });
-        return this.fromRecord<T>(record);
+        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt }, written, "completed", ordered);
       }
     } finally {
-      this.inflight--;
-      this.checkQuiescent();
+      written();
     }
+  }
+
+  /** Writes a finished step's record and hands its result over in delivery order. */
+  private async deliver<T>(body: Omit<Unstamped<RunStepRecord>, "seq">, written: () => void, outcome: "completed" | "failed", ordered: boolean): Promise<T> {
+    const seq = ordered ? this.order.take() : undefined;
+    const { record } = await this.write<RunStepRecord>(seq === undefined ? body : { ...body, seq });
+    written();
+    const turn = this.order.turn(seq);
+    if (turn) await turn;
+    this.emit({ stepId: body.stepId, kind: "run", outcome, attempt: body.attempts, durationMs: this.o.now() - body.startedAt });
+    return this.fromRecord<T>(record);
   }
 
   private fromRecord<T>(record: JournalRecord): T {
@@ -237,10 +260,15 @@ export class Execution {
     if (!this.ownsLease()) return never();
     if (!links) throw new WorkflowDefinitionError(`wait "${waitId}" asks for an approval link, but this runtime has no webhook secret configured`);
     const { token, url } = links.mint({ runId: this.o.runId, waitId, signal, ...(expiresAt === undefined ? {} : { expiresAt }) });
-    await this.runStepWithId(`${waitId}:notify`, async () => {
-      await notify({ runId: this.o.runId, waitId, token, url, expiresAt });
-      return null;
-    });
+    await this.runStepWithId(
+      `${waitId}:notify`,
+      async () => {
+        await notify({ runId: this.o.runId, waitId, token, url, expiresAt });
+        return null;
+      },
+      undefined,
+      false,
+    );
   }
 
   // ---- step.now -------------------------------------------------------------------------
@@ -333,11 +361,13 @@ export class Execution {
    */
   private checkQuiescent(): void {
     if (this.done || this.checkScheduled || this.inflight > 0) return;
-    if (!this.settled && !this.fatal && this.blockers.length === 0) return;
+    if (this.order.pending > 0 && !this.order.stalled) return; // results are being released in order
+    if (!this.settled && !this.fatal && this.blockers.length === 0 && !this.order.stalled) return;
     this.checkScheduled = true;
     setImmediate(() => {
       this.checkScheduled = false;
       if (this.done || this.inflight > 0) return;
+      if (this.order.pending > 0 && !this.order.stalled) return;
       this.done = true;
       this.resolveOutcome(this.decide());
     });
@@ -345,6 +375,13 @@ export class Execution {
 
   private decide(): Outcome {
     if (this.fatal) return { type: "failed", error: serializeError(this.fatal), nondeterminism: true };
+    if (this.order.stalled) {
+      // Results wait for one the code never asked for: the code took another path than the journal.
+      const head = this.order.head;
+      const missing = head === undefined ? "?" : (this.deliveries.get(head) ?? "?");
+      const err = new NonDeterminismError(missing, `step "${missing}" delivered before the steps after it`, "never reached it");
+      return { type: "failed", error: serializeError(err), nondeterminism: true };
+    }
     const skipped = this.o.journal.stepIds().find((id) => !this.visited.has(id));
     if (skipped) {
       const record = this.o.journal.step(skipped);

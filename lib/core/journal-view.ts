@@ -52,6 +52,13 @@ export class JournalView {
     return this.steps.get(stepId);
   }
 
+  /** `seq` of every recorded `run` step that has one, with its step id. */
+  deliveries(): Map<number, string> {
+    const out = new Map<number, string>();
+    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) out.set(s.seq, s.stepId);
+    return out;
+  }
+
   /** Ids of every recorded step (`run`, `sleep`, `wait`). */
   stepIds(): string[] {
     return [...this.steps.keys()];

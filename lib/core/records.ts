@@ -40,6 +40,8 @@ export const RunStepRecord = z.object({
   error: SerializedErrorSchema.optional(),
   attempts: z.number().int().positive(),
   startedAt: z.number(),
+  /** Position of this result's delivery to the workflow, run-wide (see delivery-order.ts). */
+  seq: z.number().int().positive().optional(),
 });
 
 export const SleepRecord = z.object({
