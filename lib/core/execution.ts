@@ -6,73 +6,36 @@
  * Suspension is not an exception: a step that must wait returns a promise that never settles,
  * so user code cannot catch it. The execution ends when the workflow settles, or when nothing is
  * running and something is blocked, after in-flight steps have written their records.
+ *
+ * This file holds the step kinds (run, sleep, waitForSignal); how an execution writes, blocks
+ * and decides it has ended is in execution-state.ts, `now()`/`random()` in replay-values.ts.
  */
 import { runAttempt } from "./attempt.ts";
-import { DeliveryOrder } from "./delivery-order.ts";
-import { type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult, assertName } from "./definition.ts";
+import type { Step, StepRunContext, StepRunOptions, WaitOptions, WaitResult } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
-import { LeaseLostError, NonDeterminismError, StepFailedError, WorkflowDefinitionError } from "./errors.ts";
+import { WorkflowDefinitionError } from "./errors.ts";
+import { ExecutionState, never, resultOf } from "./execution-state.ts";
+import type { Blocker } from "./execution-types.ts";
 import { assertJsonSafe } from "./json.ts";
-import { mulberry32, hash32, uuidFrom } from "./random.ts";
-import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
-import type { AttemptRecord, JournalRecord, ResolutionRecord, RunStepRecord, StepRecord, Unstamped } from "./records.ts";
-import { JOURNAL_VERSION } from "./records.ts";
+import type { AttemptRecord, ResolutionRecord, RunStepRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
 
 export type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
 
-const never = <T>(): Promise<T> => new Promise<T>(() => {});
-
-export class Execution {
-  private readonly counters = new Map<string, number>();
-  private readonly visited = new Set<string>();
-  private readonly blockers: Blocker[] = [];
+export class Execution extends ExecutionState {
   private readonly claimedSignals = new Set<string>();
-  private readonly pendingMarks: Record<string, number> = {};
-  private readonly rng: () => number;
-  private readonly deliveries: Map<number, string>;
-  private readonly order: DeliveryOrder;
-  private nowOrdinal = 0;
-  private inflight = 0;
-  private checkScheduled = false;
-  private settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
-  private fatal: Error | undefined;
-  private done = false;
-  private resolveOutcome!: (o: Outcome) => void;
-  /** Wake keys made pointless by this execution (a wait resolved before its timeout). */
-  readonly cancelledWakes: string[] = [];
 
-  constructor(private readonly o: ExecutionOptions) {
-    this.rng = mulberry32(hash32(`random:${o.runId}`));
-    this.deliveries = o.journal.deliveries();
-    this.order = new DeliveryOrder([...this.deliveries.keys()], () => this.checkQuiescent());
-  }
-
-  run(): Promise<Outcome> {
-    const outcome = new Promise<Outcome>((resolve) => {
-      this.resolveOutcome = resolve;
-    });
-    const step = this.stepApi();
-    Promise.resolve()
-      .then(() => this.o.workflow.fn(this.o.input, step))
-      .then(
-        (value) => this.settle({ ok: true, value }),
-        (error) => this.settle({ ok: false, error }),
-      );
-    return outcome;
-  }
-
-  private stepApi(): Step {
+  protected stepApi(): Step {
     return {
       runId: this.o.runId,
       run: (name, fn, options) => this.runStep(name, fn, options),
       sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
       sleepUntil: (name, until) => this.sleep(name, () => (typeof until === "number" ? until : until.getTime())),
       waitForSignal: (name, options) => this.wait(name, options),
-      now: () => new Date(this.now()),
-      random: () => this.rng(),
-      uuid: () => uuidFrom(this.rng),
+      now: () => new Date(this.values.now()),
+      random: () => this.values.random(),
+      uuid: () => this.values.uuid(),
     } as Step;
   }
 
@@ -93,16 +56,16 @@ export class Execution {
       const turn = ordered ? this.order.turn(recorded.seq) : undefined;
       if (turn) await turn;
       this.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
-      return this.fromRecord<T>(recorded);
+      return resultOf<T>(recorded);
     }
     const policy = resolveRetry(options?.retries, this.o.workflow.retry);
     const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     const prior = this.o.journal.attempts(stepId);
     const last = prior.at(-1);
     if (last && last.retryAt > this.o.now()) {
-      return this.block({ stepId, wakeAt: last.retryAt, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
+      return this.retryAt(stepId, last.retryAt);
     }
-    if (this.o.shouldYield?.()) return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: "continue" });
+    if (this.o.shouldYield?.()) return this.continueNow(stepId, "continue");
 
     this.inflight++;
     let running = true;
@@ -135,10 +98,10 @@ export class Execution {
           if (!won) {
             // Another invocation recorded this attempt first: it owns the step now. Let the next
             // invocation replay whatever it recorded.
-            return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: `retry:${stepId}` });
+            return this.continueNow(stepId, `retry:${stepId}`);
           }
           if (retryAt > this.o.now()) {
-            return this.block({ stepId, wakeAt: retryAt, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
+            return this.retryAt(stepId, retryAt);
           }
           continue;
         }
@@ -157,13 +120,7 @@ export class Execution {
     const turn = this.order.turn(seq);
     if (turn) await turn;
     this.emit({ stepId: body.stepId, kind: "run", outcome, attempt: body.attempts, durationMs: this.o.now() - body.startedAt });
-    return this.fromRecord<T>(record);
-  }
-
-  private fromRecord<T>(record: JournalRecord): T {
-    if (record.type !== "step" || record.kind !== "run") throw new TypeError("not a run record");
-    if (record.status === "ok") return record.result as T;
-    throw new StepFailedError(record.stepId, record.attempts, record.error ?? { name: "Error", message: "unknown failure" });
+    return resultOf<T>(record);
   }
 
   // ---- step.sleep -----------------------------------------------------------------------
@@ -207,7 +164,7 @@ export class Execution {
     if (notified) {
       this.visited.add(notified.stepId);
       // A link that could not be sent failed the wait; a signal that came later changes nothing.
-      if (notified.kind === "run" && notified.status === "failed") return this.fromRecord(notified);
+      if (notified.kind === "run" && notified.status === "failed") return resultOf(notified);
     }
     const timeoutAt = recorded ? recorded.timeoutAt : timeoutMs === undefined ? undefined : this.o.now() + timeoutMs;
 
@@ -235,7 +192,7 @@ export class Execution {
       const signal = resolution.signalId === undefined ? undefined : this.o.journal.signal(resolution.signalId);
       if (!signal && adopted) {
         // We lost the race to a signal delivered after our journal was loaded: read it next time.
-        return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor: `signal:${name}` });
+        return this.continueNow(stepId, `signal:${name}`);
       }
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
       return { received: true, payload: schema.parse(signal.payload), signalId: signal.signalId };
@@ -269,136 +226,5 @@ export class Execution {
       undefined,
       false,
     );
-  }
-
-  // ---- step.now -------------------------------------------------------------------------
-
-  private now(): number {
-    const ordinal = String(this.nowOrdinal++);
-    const recorded = this.o.journal.mark(ordinal);
-    if (recorded !== undefined) return recorded;
-    const value = this.o.now();
-    this.pendingMarks[ordinal] = value;
-    return value;
-  }
-
-  /** Writes the records of blockers first met in this execution (at suspension, after the wake is scheduled). */
-  async persistBlockers(): Promise<void> {
-    for (const blocker of this.blockers) if (blocker.record) await this.write(blocker.record);
-  }
-
-  // ---- machinery ------------------------------------------------------------------------
-
-  /** Stamps and appends a record; pending `now()` marks ride along (no extra write). */
-  private async write<R extends JournalRecord>(body: Unstamped<R>): Promise<{ record: R; won: boolean }> {
-    const at = this.o.now();
-    const record = { ...body, v: JOURNAL_VERSION, at } as JournalRecord;
-    const markKeys = Object.keys(this.pendingMarks);
-    if (markKeys.length > 0) {
-      record.marks = { ...this.pendingMarks };
-      for (const k of markKeys) delete this.pendingMarks[k];
-    }
-    let appended: { record: JournalRecord; won: boolean };
-    try {
-      appended = await this.o.append(record);
-    } catch (err) {
-      // The journal could not be written: user code must not see (or catch) this. The
-      // invocation ends; the transport retries the wake and replay resumes from the journal.
-      this.abort(err, false);
-      return never();
-    }
-    const { record: winner, won } = appended;
-    return { record: winner as R, won };
-  }
-
-  private nextId(name: string): string {
-    assertName("step", name);
-    const n = (this.counters.get(name) ?? 0) + 1;
-    this.counters.set(name, n);
-    return n === 1 ? name : `${name}#${n}`;
-  }
-
-  private emit(event: Omit<StepEvent, "runId">): void {
-    this.o.onStep?.({ runId: this.o.runId, ...event });
-  }
-
-  /** False once the engine learns the lease is gone: no new step may start. */
-  private ownsLease(): boolean {
-    if (this.o.ownsLease === undefined || this.o.ownsLease()) return true;
-    this.abort(new LeaseLostError(this.o.runId), true);
-    return false;
-  }
-
-  /** Ends the execution at once, for a reason outside the workflow (journal fault, lost lease). */
-  private abort(error: unknown, leaseLost: boolean): void {
-    if (this.done) return;
-    this.done = true;
-    this.resolveOutcome({ type: "aborted", error, leaseLost });
-  }
-
-  private nondeterminism(stepId: string, expected: string, found: string): Promise<never> {
-    this.fatal ??= new NonDeterminismError(stepId, expected, found);
-    this.checkQuiescent();
-    return never();
-  }
-
-  private block<T>(blocker: Blocker): Promise<T> {
-    this.blockers.push(blocker);
-    this.emit({ stepId: blocker.stepId, kind: blocker.reason === "sleep" ? "sleep" : blocker.reason === "timeout" ? "wait" : "run", outcome: "blocked" });
-    this.checkQuiescent();
-    return never();
-  }
-
-  private settle(result: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
-    this.settled ??= result;
-    this.checkQuiescent();
-  }
-
-  /**
-   * Ends the execution once nothing is in flight and the workflow has settled or is blocked.
-   * The check runs after pending microtasks (setImmediate), so code that continues after a
-   * step resolves gets to start its next step first.
-   */
-  private checkQuiescent(): void {
-    if (this.done || this.checkScheduled || this.inflight > 0) return;
-    if (this.order.pending > 0 && !this.order.stalled) return; // results are being released in order
-    if (!this.settled && !this.fatal && this.blockers.length === 0 && !this.order.stalled) return;
-    this.checkScheduled = true;
-    setImmediate(() => {
-      this.checkScheduled = false;
-      if (this.done || this.inflight > 0) return;
-      if (this.order.pending > 0 && !this.order.stalled) return;
-      this.done = true;
-      this.resolveOutcome(this.decide());
-    });
-  }
-
-  private decide(): Outcome {
-    if (this.fatal) return { type: "failed", error: serializeError(this.fatal), nondeterminism: true };
-    if (this.order.stalled) {
-      // Results wait for one the code never asked for: the code took another path than the journal.
-      const head = this.order.head;
-      const missing = head === undefined ? "?" : (this.deliveries.get(head) ?? "?");
-      const err = new NonDeterminismError(missing, `step "${missing}" delivered before the steps after it`, "never reached it");
-      return { type: "failed", error: serializeError(err), nondeterminism: true };
-    }
-    const skipped = this.o.journal.stepIds().find((id) => !this.visited.has(id));
-    if (skipped) {
-      const record = this.o.journal.step(skipped);
-      const err = new NonDeterminismError(skipped, `a ${record?.kind ?? "?"} step "${skipped}"`, "never reached it (renamed or removed?)");
-      return { type: "failed", error: serializeError(err), nondeterminism: true };
-    }
-    if (this.settled) {
-      if (this.settled.ok) {
-        try {
-          assertJsonSafe(this.settled.value, "workflow result");
-        } catch (err) {
-          return { type: "failed", error: serializeError(err) };
-        }
-        return { type: "completed", result: this.settled.value };
-      }
-      return { type: "failed", error: serializeError(this.settled.error) };
-    }
-    return { type: "suspended", blockers: [...this.blockers] };
   }
 }
