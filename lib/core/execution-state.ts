@@ -51,7 +51,7 @@ export abstract class ExecutionState {
     return outcome;
   }
 
-  /** Writes the records of blockers first met in this execution (at suspension, after the wake is scheduled). */
+  /** Writes the records of blockers first met in this execution (at suspension, before the lease is released). */
   async persistBlockers(): Promise<void> {
     for (const blocker of this.blockers) if (blocker.record) await this.write(blocker.record);
   }
