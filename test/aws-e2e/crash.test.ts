@@ -5,6 +5,7 @@
  * by then), this process's loop finishes the run, and the killed step runs once more with the
  * same idempotency key — the only repetition the design allows. Every other step ran once.
  */
+import { until } from "../support/until.ts";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { setTimeout as delay } from "node:timers/promises";
@@ -23,16 +24,6 @@ beforeAll(async () => {
 });
 afterAll(() => e2e.close());
 
-/** Resolves with `what()` once it is defined; throws after the deadline. */
-async function until<T>(label: string, what: () => T | undefined, deadlineMs = 15_000): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = what();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
-    await delay(5);
-  }
-}
 
 describe("a Lambda killed with SIGKILL mid-run", () => {
   it("the message reappears after its visibility timeout and another container finishes the run; the killed step repeats with its key", async () => {
@@ -50,7 +41,7 @@ describe("a Lambda killed with SIGKILL mid-run", () => {
     try {
       // Kill it the moment the third step's side effect happened (its body then holds 250 ms).
       const victim = `${runId}/work#3`;
-      const hit = await until(`the child to execute ${victim}`, () => e2e.ledger.read().find((e) => e.key === victim));
+      const hit = await until(`the child to execute ${victim}`, () => e2e.ledger.read().find((e) => e.key === victim), 15_000, 5);
       child.kill("SIGKILL");
       expect(await exited, output).toBe("SIGKILL");
       expect(hit.pid).toBe(child.pid);

@@ -5,7 +5,8 @@
  */
 import { type RunMeta, TERMINAL_STATUSES } from "waymark";
 import type { Order } from "../../functions/order-flow.ts";
-import { type CrashLab, until, type WorkerProcess } from "./harness.ts";
+import { type CrashLab, type WorkerProcess } from "./harness.ts";
+import { until } from "../support/until.ts";
 import { orderFlow } from "./workflows.ts";
 
 export const order: Order = {

@@ -5,7 +5,8 @@
  */
 import { describe, it } from "vitest";
 import { TERMINAL_STATUSES } from "waymark";
-import { type CrashLab, processState, until, withLab } from "./harness.ts";
+import { type CrashLab, processState, withLab } from "./harness.ts";
+import { until } from "../support/until.ts";
 import { napFlow } from "./workflows.ts";
 
 /** What "picks the run up quickly" means here: tsx start-up, recovery, a 100 ms sleep, slack. */

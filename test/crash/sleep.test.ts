@@ -5,7 +5,8 @@
  */
 import { type ExpectStatic, describe, it } from "vitest";
 import { type RunMeta, TERMINAL_STATUSES } from "waymark";
-import { type CrashLab, until, withLab } from "./harness.ts";
+import { type CrashLab, withLab } from "./harness.ts";
+import { until } from "../support/until.ts";
 import { napFlow } from "./workflows.ts";
 
 /**

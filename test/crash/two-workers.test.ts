@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { type RunMeta, TERMINAL_STATUSES } from "waymark";
-import { until, withLab } from "./harness.ts";
+import { withLab } from "./harness.ts";
+import { until } from "../support/until.ts";
 import { relayFlow } from "./workflows.ts";
 
 const RUNS = 10;

@@ -67,14 +67,3 @@ export class AgentLab {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
-
-/** Polls `check` until it returns something other than `undefined` or `false`; throws at the deadline. */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -5,7 +5,8 @@
  */
 import { describe, it } from "vitest";
 import type { SupportTicket } from "../../functions/refund-agent.ts";
-import { AgentLab, until } from "./agent-lab.ts";
+import { AgentLab } from "./agent-lab.ts";
+import { until } from "../support/until.ts";
 
 const ticket: SupportTicket = { ticketId: "T-1", customerEmail: "kim@example.com", message: "The lamp from order 8472 arrived broken. Can I get a refund?" };
 const approve = { approved: true, approver: "ana@shop" };

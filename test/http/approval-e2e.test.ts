@@ -14,7 +14,8 @@ import { FakeShop } from "../../functions/services/shop.ts";
 import { main } from "../../lib/cli/main.ts";
 import { createHttpHandler } from "../../lib/http/handler.ts";
 import { signRequest } from "../../lib/http/signing.ts";
-import { SECRET, parseBody, postJson, request, signed, snapshot, tempDir, until } from "./helpers.ts";
+import { SECRET, parseBody, postJson, request, signed, snapshot, tempDir } from "./helpers.ts";
+import { until } from "../support/until.ts";
 
 let dir: string;
 let runtime: LocalRuntime;
@@ -40,7 +41,7 @@ async function call(method: string, path: string, body?: unknown, init: { sign?:
 }
 
 const mailFor = (orderId: string) =>
-  until(() => new FakeShop(dir).approvalMails().find((m) => m.orderId === orderId), `the approval mail of order ${orderId}`);
+  until(`the approval mail of order ${orderId}`, () => new FakeShop(dir).approvalMails().find((m) => m.orderId === orderId));
 
 beforeAll(async () => {
   dir = tempDir("waymark-e2e-");
@@ -112,7 +113,7 @@ describe("approving a waiting order through its link (local runtime + dev server
 
     // An order without an approver gets no link: a system signals it, signed with the shared secret.
     await call("POST", "/runs", { workflow: "order-flow", runId: "order-4", input: order("4") });
-    await until(async () => ((await runtime.client.get("order-4")).status === "suspended" ? true : undefined), "order-4 to wait");
+    await until("order-4 to wait", async () => ((await runtime.client.get("order-4")).status === "suspended" ? true : undefined));
     process.env.E2E_WEBHOOK_SECRET = SECRET;
     const args = ["signal", "order-4", "approval", "--payload", '{"approved":true,"approver":"ops"}', "--signal-id", "ops-4", "--url", server.url, "--secret-env", "E2E_WEBHOOK_SECRET"];
     expect(await cli(...args)).toBe(0);

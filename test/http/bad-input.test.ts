@@ -8,14 +8,15 @@ import { createLocalRuntime, type LocalRuntime } from "waymark/local";
 import { createHttpHandler } from "../../lib/http/handler.ts";
 import { createApprovalLinks } from "../../lib/http/tokens.ts";
 import type { HttpHandler, HttpRequest } from "../../lib/http/types.ts";
-import { OTHER_SECRET, SECRET, oneApproval, parseBody, postJson, request, sentLinks, signed, snapshot, tempDir, twoApprovals, until } from "./helpers.ts";
+import { OTHER_SECRET, SECRET, oneApproval, parseBody, postJson, request, sentLinks, signed, snapshot, tempDir, twoApprovals } from "./helpers.ts";
+import { until } from "../support/until.ts";
 
 let runtime: LocalRuntime;
 let handler: HttpHandler;
 
 const linkPath = (runId: string, n = 0): string => new URL(sentLinks.get(runId)?.[n]?.url ?? "http://x/none").pathname;
 const waitFor = (runId: string, status: string) =>
-  until(async () => ((await runtime.client.get(runId)).status === status ? true : undefined), `${runId} to be ${status}`);
+  until(`${runId} to be ${status}`, async () => ((await runtime.client.get(runId)).status === status ? true : undefined));
 
 beforeAll(async () => {
   runtime = createLocalRuntime({ workflows: [oneApproval, twoApprovals], file: join(tempDir(), "journal.db"), webhook: { secret: SECRET, baseUrl: "http://wm.test" } });
@@ -33,7 +34,7 @@ beforeAll(async () => {
   expect((await handler(postJson(linkPath("w-2"), { approved: true, approver: "ana" }))).status).toBe(200);
   await runtime.waitForRun("w-2");
   expect((await handler(postJson(linkPath("w-3"), { approved: true, approver: "first" }))).status).toBe(200);
-  await until(() => (sentLinks.get("w-3")?.length === 2 ? true : undefined), "the second link");
+  await until("the second link", () => (sentLinks.get("w-3")?.length === 2 ? true : undefined));
   await waitFor("w-3", "suspended").catch(async (e) => { console.log(JSON.stringify(await runtime.client.history("w-3"), null, 1)); throw e; });
 });
 
@@ -239,7 +240,7 @@ describe("the webhook's happy paths, on the same runs", () => {
     const req = signed("POST", "/runs/w-10/signals/approval", { payload: { approved: true, approver: "cy" } }, now());
     const first = parseBody(await handler(req));
     expect(first).toMatchObject({ status: "delivered", waitId: "approval" });
-    await until(() => (sentLinks.get("w-10")?.length === 2 ? true : undefined), "the second wait");
+    await until("the second wait", () => (sentLinks.get("w-10")?.length === 2 ? true : undefined));
     await waitFor("w-10", "suspended");
     // Replayed within the window: answered as before; the second wait stays open.
     expect(parseBody(await handler(req))).toEqual(first);

@@ -12,7 +12,8 @@ import { createHttpHandler } from "../../lib/http/handler.ts";
 import { signRequest } from "../../lib/http/signing.ts";
 import { createApprovalLinks } from "../../lib/http/tokens.ts";
 import type { HttpHandler, HttpRequest } from "../../lib/http/types.ts";
-import { Approval, OTHER_SECRET, SECRET, oneApproval, postJson, request, sentLinks, signed, snapshot, tempDir, until } from "./helpers.ts";
+import { Approval, OTHER_SECRET, SECRET, oneApproval, postJson, request, sentLinks, signed, snapshot, tempDir } from "./helpers.ts";
+import { until } from "../support/until.ts";
 
 let runtime: LocalRuntime;
 let handler: HttpHandler;
@@ -26,10 +27,10 @@ beforeAll(async () => {
   runtime.start();
   handler = createHttpHandler({ client: runtime.client, secret: SECRET, onFault: (err) => faults.push(err) });
   for (const runId of ["f-1", "f-2"]) await handler(signed("POST", "/runs", { workflow: "one-approval", runId, input: { n: 1 } }, Date.now()));
-  const tokenOf = (runId: string) => until(() => sentLinks.get(runId)?.[0]?.token, `the link of ${runId}`);
+  const tokenOf = (runId: string) => until(`the link of ${runId}`, () => sentLinks.get(runId)?.[0]?.token);
   open = await tokenOf("f-1");
   used = await tokenOf("f-2");
-  await until(async () => ((await runtime.client.get("f-2")).status === "suspended" ? true : undefined), "f-2 to wait");
+  await until("f-2 to wait", async () => ((await runtime.client.get("f-2")).status === "suspended" ? true : undefined));
   expect((await handler(postJson(`/approvals/${used}`, { approved: true, approver: "ana" }))).status).toBe(200);
   await runtime.waitForRun("f-2");
   await runtime.stop(); // nothing may move the journal but the requests below

@@ -70,13 +70,3 @@ export const oneApproval = durable({ name: "one-approval", input: z.object({ n: 
   return decision.received ? { outcome: decision.payload.approved ? "approved" : "rejected", by: decision.payload.approver } : { outcome: "timed-out" };
 });
 
-/** Polls `check` until it returns a value, failing after `timeoutMs`. */
-export async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
