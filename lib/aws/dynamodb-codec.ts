@@ -11,6 +11,7 @@ import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { SerializedError } from "../core/errors.ts";
 import { TERMINAL_STATUSES, type RunMeta, type RunStatus, type StoredRecord } from "../ports.ts";
 import { INDEX_SHARDS } from "./table-definition.ts";
+import { hash32 } from "../core/random.ts";
 
 export type Item = Record<string, AttributeValue>;
 
@@ -51,12 +52,7 @@ export function pad(value: number): string {
 
 /** The run's index shard: a stable hash of its id (FNV-1a). */
 export function shardOf(runId: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < runId.length; i++) {
-    h ^= runId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % INDEX_SHARDS;
+  return hash32(runId) % INDEX_SHARDS;
 }
 
 export const statusPartition = (status: RunStatus, shard: number): string => `status#${status}#${shard}`;

@@ -13,6 +13,7 @@ import { TERMINAL_STATUSES, type ListQuery, type RunMeta, type RunPage, type Run
 import { decodeMeta, pad, s, statusPartition, wakePartition, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { InvalidCursorError } from "../core/errors.ts";
+import { cursorPayload } from "../run-cursor.ts";
 import { BY_STATUS_INDEX, BY_WAKE_INDEX, INDEX_SHARDS } from "./table-definition.ts";
 
 const ALL_STATUSES: readonly RunStatus[] = ["pending", "running", "suspended", "completed", "failed", "cancelled"];
@@ -95,12 +96,7 @@ function encodeCursor(after: string): string {
 }
 
 function decodeCursor(cursor: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = cursorPayload(cursor);
   if (!Array.isArray(parsed) || parsed[0] !== CURSOR_VERSION || typeof parsed[1] !== "string") throw new InvalidCursorError(cursor);
   return parsed[1];
 }
