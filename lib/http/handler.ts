@@ -96,8 +96,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         POST: async (req, p) => {
           signed(req);
           const body = readJsonBody(req);
-          // Without an Idempotency-Key or a signalId, the same path and body are the same signal:
-          // a caller's retry (re-signed with a new timestamp) must not deliver it twice.
+          // Without a signalId, the same path and body are the same signal: a caller's retry
+          // (re-signed with a new timestamp) or a replay must not deliver it twice. Only signed
+          // inputs go in: never the timestamp, never an unsigned header.
           const fallbackId = `req:${createHash("sha256").update(`${req.path}\n${req.body}`).digest("hex").slice(0, 40)}`;
           return deliverSignal(ctx, runId(p), p.name ?? "", body, req.headers["idempotency-key"], fallbackId);
         },

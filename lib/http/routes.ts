@@ -54,13 +54,22 @@ export async function getRun(ctx: RouteContext, runId: string): Promise<HttpResp
   return json(200, body);
 }
 
-/** `POST /runs/:runId/signals/:name`: 202 delivered or buffered. */
+/**
+ * `POST /runs/:runId/signals/:name`: 202 delivered or buffered. The signal's id is the body's
+ * `signalId` (signed), else derived from the signed path and body.
+ */
 export async function deliverSignal(ctx: RouteContext, runId: string, name: string, body: unknown, headerId: string | undefined, fallbackId: string): Promise<HttpResponse> {
   const { payload, signalId: bodyId, waitId } = parse(SignalBody, body, ["payload"]);
+  // The signature covers the body, not the headers: an Idempotency-Key alone could be changed
+  // by anyone replaying a captured request, turning one signal into several. It may only repeat
+  // the signed body's signalId.
+  if (headerId !== undefined && bodyId === undefined) {
+    throw new HttpError(400, "InvalidRequestError", "the Idempotency-Key header is not covered by the signature: put the id in the body's signalId", { issues: [{ path: "signalId", message: "required with Idempotency-Key" }] });
+  }
   if (bodyId !== undefined && headerId !== undefined && bodyId !== headerId) {
     throw new HttpError(400, "InvalidRequestError", "signalId and the Idempotency-Key header differ", { issues: [{ path: "signalId", message: "must equal Idempotency-Key" }] });
   }
-  const signalId = bodyId ?? headerId ?? fallbackId;
+  const signalId = bodyId ?? fallbackId;
   try {
     const receipt = await ctx.client.signal(runId, name, payload, { signalId, ...(waitId === undefined ? {} : { waitId }) });
     return json(202, receipt);
