@@ -129,6 +129,7 @@ export class Engine {
       ownsLease,
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
+      runCreatedAt: journal.run.createdAt,
       onStep: (event) => {
         options.onStep?.(event);
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });

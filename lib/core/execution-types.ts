@@ -49,6 +49,8 @@ export interface ExecutionOptions {
   ownsLease?: () => boolean;
   /** Mints the links `waitForSignal({ notify })` hands out. */
   links?: ApprovalLinks;
+  /** The run's `createdAt`, which links are bound to (a later run reusing the id gets other links). */
+  runCreatedAt: number;
   onStep?: (event: StepEvent) => void;
 }
 

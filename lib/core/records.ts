@@ -79,6 +79,9 @@ export const ResolutionRecord = z.object({
   signalId: z.string().optional(),
 });
 
+/** Who sent a signal: `verified` when an approver-bound link proved it, else only claimed. */
+export const SignalSender = z.object({ id: z.string(), verified: z.boolean() });
+
 export const SignalRecord = z.object({
   ...common,
   type: z.literal("signal"),
@@ -87,6 +90,8 @@ export const SignalRecord = z.object({
   payload: z.unknown(),
   /** Set when the signal was sent to one wait (e.g. through its approval link): no other wait may take it. */
   waitId: z.string().optional(),
+  /** Absent in journals written before senders were recorded, and when nobody was named. */
+  sender: SignalSender.optional(),
 });
 
 const StepRecordSchema = z.discriminatedUnion("kind", [RunStepRecord, SleepRecord, WaitRecord]);
@@ -98,6 +103,7 @@ export type StepRecord = RunStepRecord | SleepRecord | WaitRecord;
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
 export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
 export type SignalRecord = z.infer<typeof SignalRecord>;
+export type SignalSender = z.infer<typeof SignalSender>;
 export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;

@@ -4,7 +4,8 @@
  * validates again before it writes:
  *
  *   route (404) → method (405 + allow) → size (413) → signature or token (401 / 404 / 410)
- *   → content type (415) → JSON (400) → shape (400) → the client: schema (422), state (404 / 409)
+ *   → content type (415) → JSON (400) → shape (400) → link's run and approver (410 / 403)
+ *   → the client: schema (422), state (404 / 409)
  */
 import { createHash } from "node:crypto";
 import type { Client } from "../client.ts";
@@ -79,6 +80,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     // (401 would owe a WWW-Authenticate challenge), and one answer for every bad token tells a
     // prober nothing about which part was wrong.
     if (v.reason === "expired") throw new HttpError(410, "LinkExpiredError", "this approval link has expired");
+    if (v.reason === "legacy") throw new HttpError(410, "LinkExpiredError", "this approval link has an old format that is no longer accepted; ask for a new link");
     throw new HttpError(404, "LinkNotFoundError", "no such approval link");
   };
   const runId = (params: Params): string => {

@@ -109,7 +109,7 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
   it("a forged or tampered approval token → 404 (no such link)", async () => {
     await refused(postJson("/approvals/not-a-token", { approved: true, approver: "eve" }), 404, "LinkNotFoundError");
     await refused(request("GET", "/approvals/not-a-token"), 404, "LinkNotFoundError");
-    const other = createApprovalLinks({ secret: OTHER_SECRET }).mint({ runId: "w-1", waitId: "approval", signal: "approval" });
+    const other = createApprovalLinks({ secret: OTHER_SECRET }).mint({ runId: "w-1", waitId: "approval", signal: "approval", runCreatedAt: 0, issuedAt: Date.now() });
     await refused(postJson(`/approvals/${other.token}`, { approved: true, approver: "eve" }), 404, "LinkNotFoundError");
     const [payload, sig] = linkPath("w-1").slice("/approvals/".length).split(".") as [string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as Record<string, unknown>;
