@@ -46,7 +46,10 @@ export interface DevServerOptions {
 }
 
 export interface DevServer {
-  /** e.g. `http://127.0.0.1:8787`, no trailing slash. */
+  /**
+   * e.g. `http://127.0.0.1:8787`, no trailing slash. Bound to a wildcard (`0.0.0.0`, `::`), the
+   * loopback address of that family: a wildcard is not a name the server answers to.
+   */
   url: string;
   close(): Promise<void>;
 }
@@ -123,13 +126,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url: urlOf(host, port),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+}
+
+function urlOf(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /** What reading a body gives when its client went away mid-upload. */

@@ -26,6 +26,8 @@ afterAll(async () => {
 async function serve(host: string, allowedHosts?: string[]): Promise<number> {
   const server = await startDevServer({ runtime, port: 0, host, secret: SECRET, ...(allowedHosts ? { allowedHosts } : {}) });
   servers.push(server);
+  // The URL it reports is one it answers to (approval links are built from it).
+  expect((await fetch(`${server.url}/`)).status).toBe(200);
   return Number(new URL(server.url).port);
 }
 
