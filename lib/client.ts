@@ -18,7 +18,7 @@ import {
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
 import { assertJsonSafe, canonicalJson } from "./core/json.ts";
-import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type StepRecord, keys, parseRecord } from "./core/records.ts";
+import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import type { Registry } from "./core/registry.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
@@ -50,6 +50,8 @@ export interface SignalOptions {
   signalId?: string;
   /** Target one wait (e.g. `approval#2`) instead of the oldest open wait for this signal. */
   waitId?: string;
+  /** Who sends it, recorded with the signal and shown to the workflow (`WaitResult.sender`). */
+  sender?: SignalSender;
 }
 
 export interface SignalReceipt {
@@ -145,11 +147,11 @@ export class Client {
       if (decided && decided.signalId !== signalId) throw new WaitResolvedError(runId, options.waitId, decision(decided));
     }
 
-    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }) };
+    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
     const put = await store.appendRecord(runId, { key: keys.signal(signalId), body: record });
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
-      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload)) {
+      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
         throw new SignalConflictError(runId, signalId);
       }
     }

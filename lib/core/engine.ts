@@ -181,6 +181,7 @@ export class Engine {
       ...(this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
+      runCreatedAt: journal.run.createdAt,
       onStep: (event) => {
         options.onStep?.(event);
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
