@@ -17,7 +17,7 @@ import {
   type WaitDecision,
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
-import { assertJsonSafe, canonicalJson } from "./core/json.ts";
+import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import type { Registry } from "./core/registry.ts";
 import { zodIssues } from "./core/zod-issues.ts";
@@ -101,6 +101,7 @@ export class Client {
     const parsed = def.input.safeParse(input);
     if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(input, "input");
+    tooLarge(input, "input", DEFAULT_MAX_INPUT_BYTES);
     const now = this.o.clock.now();
     const { created, run } = await this.o.store.createRun({ runId, workflow: name, input, createdAt: now });
     if (!created && (run.workflow !== name || canonicalJson(run.input) !== canonicalJson(input))) throw new RunConflictError(runId);
@@ -135,6 +136,7 @@ export class Client {
     const parsed = schema.safeParse(payload);
     if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(payload, "payload");
+    tooLarge(payload, "payload", DEFAULT_MAX_VALUE_BYTES);
     const signalId = options.signalId ?? globalThis.crypto.randomUUID();
     if (!ID.test(signalId)) throw new InvalidInputError("invalid signal id", [{ path: "signalId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
 
@@ -264,6 +266,12 @@ export class Client {
 function findResolutionOf(view: JournalView, signalId: string): string | undefined {
   for (const id of view.stepIds()) if (view.resolution(id)?.signalId === signalId) return id;
   return undefined;
+}
+
+/** Refuses a value the journal could not hold, before anything is written. */
+function tooLarge(value: unknown, path: "input" | "payload", limit: number): void {
+  const size = jsonBytes(value);
+  if (size > limit) throw new InvalidInputError(`${path} too large`, [{ path, message: `${size} bytes as JSON, over the journal's limit of ${limit}; pass a reference (an S3 key) instead` }]);
 }
 
 /** The most recently recorded wait for a signal name, resolved or not. */

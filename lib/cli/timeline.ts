@@ -31,7 +31,10 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
       continue;
     }
     if (r.type === "step" && r.kind === "run") {
-      rows.push({ step: r.stepId, kind: "run", status: r.status, attempts: String(r.attempts), duration: ms(r.at - r.startedAt), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
+      // Honest counts: an at-least-once body may also have run in invocations that died before
+      // recording it (`possibleReruns`); an at-most-once body ran exactly `attempts` times.
+      const counted = r.semantics === "at-most-once" ? `${r.attempts} (at-most-once)` : r.possibleReruns ? `${r.attempts} (+ up to ${r.possibleReruns} lost to crashes)` : String(r.attempts);
+      rows.push({ step: r.stepId, kind: "run", status: r.status, attempts: counted, duration: ms(r.at - r.startedAt), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
     } else if (r.type === "step" && r.kind === "sleep") {
       rows.push({ step: r.stepId, kind: "sleep", status: "until", attempts: "", duration: ms(r.wakeAt - r.at), preview: new Date(r.wakeAt).toISOString() });
     } else if (r.type === "step" && r.kind === "wait") {
@@ -43,6 +46,8 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
       if (attempts.get(r.stepId) === r.attempt) {
         rows.push({ step: r.stepId, kind: "run", status: "retrying", attempts: String(r.attempt), duration: "", preview: `${r.error.name}: ${r.error.message}; next ${new Date(r.retryAt).toISOString()}` });
       }
+    } else if (r.type === "start" && !entries.some((x) => x.record?.type === "step" && x.record.stepId === r.stepId) && !entries.some((x) => x.record?.type === "start" && x.record.stepId === r.stepId && x.record.attempt > r.attempt)) {
+      rows.push({ step: r.stepId, kind: "run", status: "started", attempts: `${r.attempt} (at-most-once)`, duration: "", preview: `since ${new Date(r.at).toISOString()}` });
     } else if (r.type === "signal" && !consumed.has(r.signalId)) {
       rows.push({ step: r.name, kind: "signal", status: e.lateFor ? `late for ${e.lateFor}` : "buffered", attempts: "", duration: "", preview: preview(r.payload) });
     }

@@ -90,8 +90,7 @@ export class Execution extends ExecutionState {
       }
       // At-least-once: invocations that left nothing in the journal since its last record may
       // each have run this body and died before recording it. Say so rather than claim one run.
-      const lastInv = this.o.journal.lastInvocation();
-      const possibleReruns = !atMostOnce && lastInv !== undefined && this.o.invocation !== undefined ? Math.max(0, this.o.invocation - 1 - lastInv) : 0;
+      const possibleReruns = !atMostOnce && this.o.invocation !== undefined ? (this.o.journal.possibleReruns(this.o.invocation) ?? 0) : 0;
       const reruns = possibleReruns > 0 ? { possibleReruns } : {};
       for (let attempt = Math.max(prior.length, starts.at(-1) ?? 0) + 1; ; attempt++) {
         // Prove ownership before every side effect: a lease not expired by our own clock.

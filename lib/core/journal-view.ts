@@ -19,6 +19,7 @@ export class JournalView {
   private readonly consumed = new Set<string>();
   private readonly startsByStep = new Map<string, number[]>();
   private lastInv: number | undefined;
+  private lastInvSuspended = false;
   private buffered: JournaledSignal[] | undefined;
 
   /** Throws `JournalFormatError` naming the first unreadable record. */
@@ -30,7 +31,14 @@ export class JournalView {
 
   private add(record: JournalRecord, lateFor: string | undefined): void {
     if (record.marks) for (const [k, v] of Object.entries(record.marks)) this.marks.set(k, v);
-    if (record.inv !== undefined && record.type !== "signal") this.lastInv = Math.max(this.lastInv ?? 0, record.inv);
+    if (record.inv !== undefined && record.type !== "signal") {
+      if (this.lastInv === undefined || record.inv > this.lastInv) {
+        this.lastInv = record.inv;
+        this.lastInvSuspended = false;
+      }
+      // A sleep or wait announced, or a retry scheduled: that invocation suspended there.
+      if (record.inv === this.lastInv && (record.type === "attempt" || (record.type === "step" && record.kind !== "run"))) this.lastInvSuspended = true;
+    }
     switch (record.type) {
       case "start": {
         const list = this.startsByStep.get(record.stepId) ?? [];
@@ -83,9 +91,15 @@ export class JournalView {
     return this.startsByStep.get(stepId) ?? [];
   }
 
-  /** The latest invocation that wrote a record of the run's own (signals come from outside), if records say. */
-  lastInvocation(): number | undefined {
-    return this.lastInv;
+  /**
+   * Invocations before `current` that may have run a step body the journal has no record of:
+   * those since the last one that wrote a record (itself included, unless it wrote a sleep, a
+   * wait or a retry, i.e. suspended). An upper bound: an invocation that found nothing to do (an
+   * early wake) counts too. Undefined for journals written before records carried `inv`.
+   */
+  possibleReruns(current: number): number | undefined {
+    if (this.lastInv === undefined) return undefined;
+    return Math.max(0, current - this.lastInv - (this.lastInvSuspended ? 1 : 0));
   }
 
   resolution(stepId: string): ResolutionRecord | undefined {

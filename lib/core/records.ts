@@ -48,9 +48,9 @@ export const RunStepRecord = z.object({
   /** `at-most-once` steps only; absent means at-least-once. */
   semantics: z.literal("at-most-once").optional(),
   /**
-   * At-least-once steps: invocations that ended without recording anything between the previous
-   * record and this step's. Each may have run this body and died before recording it, so the body
-   * ran between `attempts` and `attempts + possibleReruns` times.
+   * At-least-once steps: earlier invocations that may have run this body and died before
+   * recording it (see `JournalView.possibleReruns`), so the body ran between `attempts` and
+   * `attempts + possibleReruns` times.
    */
   possibleReruns: z.number().int().nonnegative().optional(),
 });
