@@ -84,6 +84,8 @@ interface Hold {
   expiresAt: number;
   lost: boolean;
   abandoned: boolean;
+  /** Ends the execution at once when a renewal is refused. */
+  onLost?: () => void;
 }
 
 export class Engine {
@@ -110,8 +112,13 @@ export class Engine {
       const now = clock.now();
       store.renewLease(runId, hold.token, now, this.ttl).then(
         (renewed) => {
-          if (!renewed) hold.lost = true; // taken over or cancelled: start nothing new
-          else hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
+          if (renewed) hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
+          else {
+            // Taken over or cancelled: start nothing new, and end now rather than after the
+            // bodies still in flight (a worker must not sit on wakes for a run it lost).
+            hold.lost = true;
+            hold.onLost?.();
+          }
         },
         () => {},
       );
@@ -187,6 +194,7 @@ export class Engine {
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
       },
     });
+    hold.onLost = () => execution.stop(new LeaseLostError(runId, "a lease renewal was refused: another invocation owns the run, or it was cancelled"));
     const ran = execution.run();
     let timer: NodeJS.Timeout | undefined;
     const overdue = new Promise<"overdue">((resolve) => {

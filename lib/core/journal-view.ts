@@ -20,6 +20,7 @@ export class JournalView {
   private readonly startsByStep = new Map<string, number[]>();
   private lastInv: number | undefined;
   private lastInvSuspended = false;
+  private ownRecords = 0;
   private buffered: JournaledSignal[] | undefined;
 
   /** Throws `JournalFormatError` naming the first unreadable record. */
@@ -31,6 +32,7 @@ export class JournalView {
 
   private add(record: JournalRecord, lateFor: string | undefined): void {
     if (record.marks) for (const [k, v] of Object.entries(record.marks)) this.marks.set(k, v);
+    if (record.type !== "signal") this.ownRecords++;
     if (record.inv !== undefined && record.type !== "signal") {
       if (this.lastInv === undefined || record.inv > this.lastInv) {
         this.lastInv = record.inv;
@@ -95,9 +97,12 @@ export class JournalView {
    * Invocations before `current` that may have run a step body the journal has no record of:
    * those since the last one that wrote a record (itself included, unless it wrote a sleep, a
    * wait or a retry, i.e. suspended). An upper bound: an invocation that found nothing to do (an
-   * early wake) counts too. Undefined for journals written before records carried `inv`.
+   * early wake) counts too. Undefined for journals written before records carried `inv`. Signals
+   * come from outside and do not count as the run's own records.
    */
   possibleReruns(current: number): number | undefined {
+    // Nothing recorded yet: every earlier invocation may have died inside the first step.
+    if (this.ownRecords === 0) return Math.max(0, current - 1);
     if (this.lastInv === undefined) return undefined;
     return Math.max(0, current - this.lastInv - (this.lastInvSuspended ? 1 : 0));
   }

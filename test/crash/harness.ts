@@ -26,6 +26,14 @@ export interface WorkerSpec {
   concurrency?: number;
   /** Start the worker under a parent that never reaps it (see `spawn`); `child` is that parent. */
   unreaped?: boolean;
+  /** See `worker.ts`: where the worker stops itself with SIGSTOP (once per run), e.g. `inside:<stepId>`. */
+  freezeAt?: string;
+  /** The worker runtime's lease TTL. */
+  leaseTtlMs?: number;
+  /** The worker runtime's watchdog interval. */
+  watchdogMs?: number;
+  /** Record the run's lease owner with every body execution (`BodyExecution.leaseOwner`). */
+  noteLease?: boolean;
 }
 
 export interface Exit {
@@ -84,6 +92,10 @@ export class CrashLab {
     };
     if (spec.crashAt !== undefined) env.WORKER_CRASH_AT = spec.crashAt;
     if (spec.concurrency !== undefined) env.WORKER_CONCURRENCY = String(spec.concurrency);
+    if (spec.freezeAt !== undefined) env.WORKER_FREEZE_AT = spec.freezeAt;
+    if (spec.leaseTtlMs !== undefined) env.WORKER_LEASE_TTL_MS = String(spec.leaseTtlMs);
+    if (spec.watchdogMs !== undefined) env.WORKER_WATCHDOG_MS = String(spec.watchdogMs);
+    if (spec.noteLease) env.WORKER_NOTE_LEASE = "1";
     const node = [process.execPath, "--conditions=waymark-source", "--import", "tsx", workerScript] as const;
     // Unreaped: the worker's parent is a `sleep` that never waits for it, so once it dies it
     // stays a zombie (its pid still answers kill(pid, 0)) until that parent goes.
@@ -93,6 +105,11 @@ export class CrashLab {
     const worker = new WorkerProcess(spec.label, child, spec.unreaped === true);
     this.workers.push(worker);
     return worker;
+  }
+
+  /** The lease owner prefix of a worker's runtime, as it reported it once ready. */
+  workerOwner(label: string): string | undefined {
+    return this.events().find((e) => e.worker === label && e.type === "ready")?.owner;
   }
 
   /** The pid of a worker as it reported it (an unreaped worker is not our child). */

@@ -20,6 +20,11 @@ export interface BodyExecution {
   pid: number;
   /** Epoch ms when the body started. */
   at: number;
+  /**
+   * Only when the worker notes it (`WorkerSpec.noteLease`): the run's lease owner in the journal
+   * file as the body started (null: nobody holds the lease).
+   */
+  leaseOwner?: string | null;
 }
 
 /** The executions log of one test directory, shared by every worker process. */
@@ -49,6 +54,10 @@ export interface InstrumentOptions {
   worker: string;
   /** Runs right after a body returned its value, before the step's record is written. */
   afterBody?: (execution: BodyExecution) => void;
+  /** Extra facts recorded with each execution, read as the body starts (before it is logged). */
+  annotate?: (runId: string, stepId: string) => Partial<BodyExecution>;
+  /** Runs right after an execution is logged, before the body itself runs. */
+  beforeBody?: (execution: BodyExecution) => void;
 }
 
 /** The same workflow (same name, schemas and steps) with its `step.run` bodies instrumented. */
@@ -67,8 +76,10 @@ function wrapStep(step: Step, o: InstrumentOptions): Step {
     return step.run(
       name,
       async (ctx) => {
-        const execution = { key: ctx.idempotencyKey, runId: step.runId, stepId, attempt: ctx.attempt, worker: o.worker, pid: process.pid, at: Date.now() };
+        const execution: BodyExecution = { key: ctx.idempotencyKey, runId: step.runId, stepId, attempt: ctx.attempt, worker: o.worker, pid: process.pid, at: Date.now() };
+        if (o.annotate) Object.assign(execution, o.annotate(step.runId, stepId));
         o.log.append(execution);
+        o.beforeBody?.(execution);
         const value = await fn(ctx);
         o.afterBody?.(execution);
         return value;

@@ -13,9 +13,21 @@
  *       completed:<stepId> the moment the step's record is written
  *       blocked:<stepId>   when the step suspends the run, before its wake and record are written
  *       replayed:<stepId> / resolved:<stepId>   when that step event is emitted
+ *       started:<stepId>   in the step body, right after it was logged, before it does anything
  *       before-lease       after claiming a wake, before taking the run's lease
+ *   WORKER_FREEZE_AT    optional: a point (as above, `inside:` or `started:`) where the worker stops
+ *                       itself with SIGSTOP, once per run, after noting a `freeze` event; when the
+ *                       test sends SIGCONT it notes `thaw` and carries on from that very point
+ *   WORKER_LEASE_TTL_MS optional: the runtime's lease TTL (default: the runtime's)
+ *   WORKER_WATCHDOG_MS  optional: the runtime's watchdog interval (default: the runtime's)
+ *   WORKER_NOTE_LEASE   optional, "1": each body execution records the run's lease owner as read
+ *                       from the journal file when the body started (`BodyExecution.leaseOwner`)
+ *
+ * Besides `ready` and `step`, `events.jsonl` gets an `invocation` event (its outcome) for every
+ * invocation that ends, and `freeze`/`thaw` events.
  */
 import { appendFileSync } from "node:fs";
+import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { type StepEvent, TERMINAL_STATUSES } from "waymark";
@@ -28,8 +40,16 @@ export interface WorkerEvent {
   worker: string;
   pid: number;
   at: number;
-  type: "ready" | "step";
+  type: "ready" | "step" | "invocation" | "freeze" | "thaw";
   step?: StepEvent;
+  /** `ready`: the runtime's lease owner prefix (each invocation's owner starts with it). */
+  owner?: string;
+  /** `invocation`, `freeze`, `thaw`: the run. */
+  runId?: string;
+  /** `invocation`: how it ended (`InvocationResult.status`). */
+  result?: string;
+  /** `freeze`, `thaw`: the point. */
+  point?: string;
 }
 
 const journal = required("WORKER_JOURNAL");
@@ -38,17 +58,49 @@ const runIds = required("WORKER_RUNS").split(",");
 const label = process.env.WORKER_LABEL ?? String(process.pid);
 const crashAt = process.env.WORKER_CRASH_AT ?? "";
 const concurrency = process.env.WORKER_CONCURRENCY ? Number(process.env.WORKER_CONCURRENCY) : undefined;
+const freezeAt = process.env.WORKER_FREEZE_AT ?? "";
+const leaseTtlMs = process.env.WORKER_LEASE_TTL_MS ? Number(process.env.WORKER_LEASE_TTL_MS) : undefined;
+const watchdogIntervalMs = process.env.WORKER_WATCHDOG_MS ? Number(process.env.WORKER_WATCHDOG_MS) : undefined;
+const frozenRuns = new Set<string>();
 const eventsFile = join(dir, "events.jsonl");
 const log = new ExecutionLog(dir);
 
+// A second connection, read only by the instrumentation: a synchronous read as a body starts.
+const leaseOwner =
+  process.env.WORKER_NOTE_LEASE === "1"
+    ? (() => {
+        const db = new BetterSqlite3(journal);
+        db.pragma("busy_timeout = 5000");
+        const select = db.prepare<[string], string | null>("SELECT lease_owner FROM runs WHERE run_id = ?").pluck();
+        return (runId: string) => ({ leaseOwner: select.get(runId) ?? null });
+      })()
+    : undefined;
+
 const runtime = createLocalRuntime({
-  workflows: crashWorkflows.map((w) => instrument(w, { log, worker: label, afterBody: (e) => crashIf(`inside:${e.stepId}`) })),
+  workflows: crashWorkflows.map((w) =>
+    instrument(w, {
+      log,
+      worker: label,
+      ...(leaseOwner ? { annotate: leaseOwner } : {}),
+      beforeBody: (e) => {
+        freezeIf(`started:${e.stepId}`, e.runId);
+        crashIf(`started:${e.stepId}`);
+      },
+      afterBody: (e) => {
+        freezeIf(`inside:${e.stepId}`, e.runId);
+        crashIf(`inside:${e.stepId}`);
+      },
+    }),
+  ),
   file: journal,
   ...(concurrency === undefined ? {} : { concurrency }),
+  ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
+  ...(watchdogIntervalMs === undefined ? {} : { watchdogIntervalMs }),
   onStep: (step) => {
     note({ type: "step", step });
     crashIf(`${step.outcome}:${step.stepId}`);
   },
+  onInvocation: (runId, result) => note({ type: "invocation", runId, result: result.status }),
 });
 if (crashAt === "before-lease") {
   // Dies in the window between claiming a wake and taking the run's lease.
@@ -59,7 +111,7 @@ if (crashAt === "before-lease") {
   };
 }
 runtime.start();
-note({ type: "ready" });
+note({ type: "ready", owner: runtime.owner });
 
 await waitForRuns(Date.now() + 60_000);
 await runtime.close();
@@ -78,6 +130,15 @@ async function waitForRuns(deadline: number): Promise<void> {
 
 function crashIf(point: string): void {
   if (point === crashAt) process.kill(process.pid, "SIGKILL");
+}
+
+/** Stops this process where it stands (the next instruction runs only after SIGCONT), once per run. */
+function freezeIf(point: string, runId: string): void {
+  if (point !== freezeAt || frozenRuns.has(runId)) return;
+  frozenRuns.add(runId);
+  note({ type: "freeze", runId, point });
+  process.kill(process.pid, "SIGSTOP");
+  note({ type: "thaw", runId, point });
 }
 
 function note(event: Omit<WorkerEvent, "worker" | "pid" | "at">): void {
