@@ -19,7 +19,7 @@ import {
 import { JournalView } from "./core/journal-view.ts";
 import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
-import type { Registry } from "./core/registry.ts";
+import { type Registry, workflowToStart } from "./core/registry.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 
@@ -91,9 +91,10 @@ export class Client {
 
   /** Starts a run, idempotently by run id. Throws `InvalidInputError` or `RunConflictError`. */
   async start<I>(workflow: AnyWorkflow | string, options: StartOptions<I>): Promise<StartResult> {
-    const name = typeof workflow === "string" ? workflow : workflow.name;
-    const def = this.o.workflows.get(name);
-    if (!def) throw new UnknownWorkflowError(name);
+    const requested = typeof workflow === "string" ? workflow : workflow.key;
+    const def = typeof workflow === "string" ? workflowToStart(this.o.workflows, workflow) : this.o.workflows.get(requested);
+    if (!def) throw new UnknownWorkflowError(requested);
+    const name = def.key;
     const { runId, input } = options;
     if (typeof runId !== "string" || !ID.test(runId)) {
       throw new InvalidInputError("invalid run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);

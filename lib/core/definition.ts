@@ -121,6 +121,26 @@ export interface Step<S extends SignalMap = SignalMap> {
    * ```
    */
   waitForSignal<K extends keyof S & string>(name: K, options?: WaitOptions): Promise<WaitResult<z.output<S[K]>>>;
+  /**
+   * Versioning of in-flight runs: true for runs that reach this point under code that has the
+   * patch, false for runs whose journal had already passed this point under older code. The
+   * answer is journaled (riding on the next record, no extra write), so every replay decides the
+   * same way. Once no run that took the old path is left, replace the call with
+   * `deprecatePatch(id)`, and remove that in a later release.
+   *
+   * @example
+   * ```ts
+   * if (step.patched("fraud-check")) await step.run("fraud_check", () => fraud.score(order));
+   * const charge = await step.run("charge", chargeFn);
+   * ```
+   */
+  patched(id: string): boolean;
+  /**
+   * The clean-up release of `patched(id)`: the new path is now the only one. A run that recorded
+   * taking the old path fails with `NonDeterminismError` here, loudly, instead of replaying a
+   * story the code no longer tells.
+   */
+  deprecatePatch(id: string): void;
   /** The current time, the same on every replay. */
   now(): Date;
   /** A number in [0, 1), the same on every replay. */
@@ -140,12 +160,30 @@ export interface DurableOptions<IS extends z.ZodType, S extends SignalMap> {
   signals?: S;
   /** Default retry policy of this workflow's steps. */
   retries?: RetryOptions | number;
+  /**
+   * The workflow's version (a positive integer, default 1). A deployment may host several
+   * versions of one workflow side by side: a run records the version it started on and is always
+   * executed by that version's code; new runs start on the highest version hosted. A run whose
+   * version no deploy hosts any more waits (reported, not failed) until one does.
+   *
+   * @example
+   * ```ts
+   * export const orderFlowV1 = durable({ name: "order-flow", input: Order }, v1Body);
+   * export const orderFlowV2 = durable({ name: "order-flow", version: 2, input: Order }, v2Body);
+   * createLocalRuntime({ workflows: [orderFlowV1, orderFlowV2] }); // old runs finish on v1
+   * ```
+   */
+  version?: number;
 }
 
 /** A workflow definition: what `durable()` returns and every runtime takes. */
 export interface Workflow<I = unknown, O = unknown, S extends SignalMap = SignalMap> {
   readonly kind: "waymark.workflow";
   readonly name: string;
+  /** 1 unless given. */
+  readonly version: number;
+  /** What runs record as their workflow: the name for version 1, `name@v<version>` after. */
+  readonly key: string;
   readonly input: z.ZodType<I>;
   readonly signals: S;
   readonly retry: RetryPolicy;
@@ -157,6 +195,11 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
 export type AnyWorkflow = Workflow<unknown, unknown, SignalMap>;
 
 const NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
+
+/** What runs of a workflow version record: the plain name for version 1 (journals before versions say so too). */
+export function workflowKey(name: string, version: number): string {
+  return version === 1 ? name : `${name}@v${version}`;
+}
 
 /** Throws unless `name` is a valid workflow, step or signal name. */
 export function assertName(what: string, name: string): void {
@@ -191,9 +234,13 @@ export function defineWorkflow<IS extends z.ZodType, O, S extends SignalMap = Re
 ): Workflow<z.output<IS>, O, S> {
   assertName("workflow", options.name);
   for (const signal of Object.keys(options.signals ?? {})) assertName("signal", signal);
+  const version = options.version ?? 1;
+  if (!Number.isSafeInteger(version) || version < 1) throw new WorkflowDefinitionError(`workflow "${options.name}": version must be a positive integer, not ${String(version)}`);
   return Object.freeze({
     kind: "waymark.workflow" as const,
     name: options.name,
+    version,
+    key: workflowKey(options.name, version),
     input: options.input as z.ZodType<z.output<IS>>,
     signals: (options.signals ?? {}) as S,
     retry: resolveRetry(options.retries),

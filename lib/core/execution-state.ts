@@ -22,6 +22,8 @@ export abstract class ExecutionState {
   protected readonly values: ReplayValues;
   protected readonly order: DeliveryOrder;
   protected inflight = 0;
+  /** Steps a replay-only check met that the journal does not have. */
+  protected readonly newSteps: Array<{ stepId: string; kind: string }> = [];
   protected checkScheduled = false;
   protected settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
   protected fatal: Error | undefined;
@@ -109,6 +111,21 @@ export abstract class ExecutionState {
     const marks = this.values.takeMarks();
     if (marks) record.marks = marks;
     return record;
+  }
+
+  /**
+   * Replay-only checks stop at a step the journal does not have (see `replayOnly`). Whether that
+   * is the end of the history or a step inserted before recorded ones is decided once the code
+   * has called everything it calls in that turn (`decide`), so parallel branches are not misread.
+   */
+  protected frontier<T>(stepId: string, kind: string): Promise<T> {
+    this.newSteps.push({ stepId, kind });
+    return this.block({ stepId, key: "frontier", reason: "continue", waitingFor: `frontier:${stepId}` });
+  }
+
+  /** True when the journal holds steps this execution has not reached yet: it is replaying history. */
+  protected replayingPastHere(): boolean {
+    return this.o.journal.stepIds().some((id) => !this.visited.has(id));
   }
 
   protected nextId(name: string): string {
@@ -199,6 +216,11 @@ export abstract class ExecutionState {
     const skipped = this.o.journal.stepIds().find((id) => !this.visited.has(id));
     if (skipped) {
       const record = this.o.journal.step(skipped);
+      const inserted = this.newSteps[0];
+      if (inserted) {
+        const err = new NonDeterminismError(inserted.stepId, `a ${record?.kind ?? "?"} step "${skipped}" next`, `a new ${inserted.kind} step "${inserted.stepId}" instead (guard it with step.patched())`);
+        return { type: "failed", error: serializeError(err), nondeterminism: true };
+      }
       const err = new NonDeterminismError(skipped, `a ${record?.kind ?? "?"} step "${skipped}"`, "never reached it (renamed or removed?)");
       return { type: "failed", error: serializeError(err), nondeterminism: true };
     }

@@ -47,6 +47,12 @@ export interface ExecutionOptions {
   shouldYield?: () => boolean;
   /** False once the lease is known to be lost (a renewal was refused): no new step starts. */
   ownsLease?: () => boolean;
+  /**
+   * Check a history instead of running it: no step body runs and nothing is stored. A step the
+   * journal does not have ends the check there (the frontier), unless the journal still holds
+   * steps the code has not reached: then the code tells another story (`NonDeterminismError`).
+   */
+  replayOnly?: boolean;
   /** The run's grant count for this invocation, stamped on every record it writes. */
   invocation?: number;
   /** Largest step result, as JSON bytes, the journal takes. Default {@link DEFAULT_MAX_VALUE_BYTES}. */

@@ -11,10 +11,10 @@
  * and decides it has ended is in execution-state.ts, `now()`/`random()` in replay-values.ts.
  */
 import { runAttempt } from "./attempt.ts";
-import type { Step, StepRunContext, StepRunOptions, WaitOptions, WaitResult } from "./definition.ts";
+import { assertName, type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
-import { StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
+import { NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
 import { ExecutionState, isTooLargeForStore, never, resultOf } from "./execution-state.ts";
 import type { Blocker } from "./execution-types.ts";
 import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
@@ -33,6 +33,19 @@ export class Execution extends ExecutionState {
       sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
       sleepUntil: (name, until) => this.sleep(name, () => (typeof until === "number" ? until : until.getTime())),
       waitForSignal: (name, options) => this.wait(name, options),
+      patched: (id: string) => {
+        assertName("patch", id);
+        // Old code already went past this point if the journal holds steps not reached yet.
+        return this.values.patched(id, () => !this.replayingPastHere());
+      },
+      deprecatePatch: (id: string) => {
+        assertName("patch", id);
+        // The recorded answer, or the rule patched() applies (a run whose journal passed this
+        // point took the old path); the rule alone decides the same way on every replay.
+        if ((this.values.recordedPatch(id) ?? !this.replayingPastHere()) === false) {
+          void this.nondeterminism(`patch:${id}`, `a run that took the path before patch "${id}"`, "code where the patch is deprecated (only the new path)");
+        }
+      },
       now: () => new Date(this.values.now()),
       random: () => this.values.random(),
       uuid: () => this.values.uuid(),
@@ -43,7 +56,7 @@ export class Execution extends ExecutionState {
 
   private async runStep<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> {
     const stepId = this.nextId(name);
-    if (this.done) return never();
+    if (this.done || this.fatal) return never(); // ended, or the code already diverged from the journal
     return this.runStepWithId(stepId, fn, options);
   }
 
@@ -58,6 +71,7 @@ export class Execution extends ExecutionState {
       this.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
       return resultOf<T>(recorded);
     }
+    if (this.o.replayOnly) return this.frontier(stepId, "run");
     const policy = resolveRetry(options?.retries, this.o.workflow.retry);
     const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     const atMostOnce = options?.semantics === "at-most-once";
@@ -151,7 +165,7 @@ export class Execution extends ExecutionState {
 
   private async sleep(name: string, wakeAtIfNew: () => number): Promise<void> {
     const stepId = this.nextId(name);
-    if (this.done) return never();
+    if (this.done || this.fatal) return never(); // ended, or the code already diverged from the journal
     const recorded = this.o.journal.step(stepId);
     if (recorded && recorded.kind !== "sleep") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a sleep step");
     let wakeAt: number;
@@ -159,6 +173,7 @@ export class Execution extends ExecutionState {
       this.visited.add(stepId);
       wakeAt = recorded.wakeAt;
     } else {
+      if (this.o.replayOnly) return this.frontier(stepId, "sleep");
       wakeAt = wakeAtIfNew();
       if (!Number.isFinite(wakeAt)) throw new WorkflowDefinitionError(`sleep "${stepId}": invalid wake time`);
     }
@@ -179,10 +194,11 @@ export class Execution extends ExecutionState {
     const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     const schema = Object.hasOwn(this.o.workflow.signals, name) ? this.o.workflow.signals[name] : undefined;
     if (!schema) throw new WorkflowDefinitionError(`workflow "${this.o.workflow.name}" waits for signal "${name}" but does not declare it in durable({ signals })`);
-    if (this.done) return never();
+    if (this.done || this.fatal) return never(); // ended, or the code already diverged from the journal
     const recorded = this.o.journal.step(stepId);
     if (recorded && recorded.kind !== "wait") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a wait step");
     if (recorded) this.visited.add(stepId);
+    else if (this.o.replayOnly) return this.frontier(stepId, "wait");
     // The link step belongs to its wait: once the wait is decided, replay no longer calls notify.
     const notified = recorded ? this.o.journal.step(`${stepId}:notify`) : undefined;
     if (notified) {

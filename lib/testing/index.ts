@@ -3,3 +3,5 @@ export { createTestRuntime, TestRuntime, type TestRuntimeOptions } from "./runti
 export { VirtualClock } from "./virtual-clock.ts";
 export { MemoryJournalStore } from "./memory-store.ts";
 export { MemoryWakeQueue } from "./memory-wakes.ts";
+export { replayHistories, type HistoryReport, type ReplayHistoriesOptions } from "./replay-histories.ts";
+export { type RunHistory, toHistory, parseHistory, HISTORY_FORMAT } from "../core/history.ts";
