@@ -5,6 +5,11 @@
  * Every store passes one contract suite (`test/contract/store-contract.ts`). The rules that
  * make runs recoverable live in that contract: records are write-once, leases carry a fencing
  * token that grows on every grant, and finishing or releasing a run is conditional on that token.
+ *
+ * Every operation is safe to retry after a lost response (an SDK retries a request whose first
+ * attempt was applied but whose answer never arrived): a conditional write that finds its own
+ * effect already in place (the same owner's grant, the same token's release or finish, the same
+ * record body) answers as if it had just been applied, never as a conflict.
  */
 import type { SerializedError } from "./core/errors.ts";
 
@@ -130,6 +135,11 @@ export interface JournalStore {
   appendRecord(runId: string, record: StoredRecord): Promise<AppendResult>;
   /** Marks a signal as late for a wait (the loser of the race, kept for audit). */
   markLate(runId: string, key: string, waitStepId: string): Promise<void>;
+  /**
+   * Makes a suspended run due by `at` (its `wakeAt` moves earlier, never later), so the watchdog
+   * wakes it even if the wake sent next is lost. No effect on running, pending or finished runs.
+   */
+  markDue(runId: string, at: number): Promise<void>;
   listRuns(query: ListQuery): Promise<RunPage>;
   /** Non-terminal runs whose `wakeAt` is at or before `now`, oldest first. */
   listDueRuns(now: number, limit: number): Promise<RunMeta[]>;

@@ -52,7 +52,8 @@ import {
 import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
-import { acquireUpdate, finishUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
+import { acquireUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
+import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 
@@ -162,6 +163,8 @@ export class DynamoJournalStore implements JournalStore {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       if (!err.Item) return { acquired: false, reason: "missing" };
       const run = decodeMeta(err.Item);
+      // A retried grant whose first attempt was applied (its answer lost): the same answer again.
+      if (isOwnGrant(run, req.owner) && run.lease) return { acquired: true, lease: run.lease, run };
       return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
     }
   }
@@ -171,7 +174,7 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
-    return this.answer(this.update(runId, releaseUpdate(runId, token, update)));
+    return this.answer(this.update(runId, releaseUpdate(runId, token, update)), (old) => isReleased(old, token));
   }
 
   async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
@@ -179,7 +182,7 @@ export class DynamoJournalStore implements JournalStore {
     const write = this.update(runId, finishUpdate(runId, update, this.retentionS)).catch((err: unknown) => {
       throw this.tooLarge(err, runId, META_SK, size);
     });
-    return this.answer(write);
+    return this.answer(write, (old) => isFinishedBy(old, update));
   }
 
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
@@ -195,7 +198,11 @@ export class DynamoJournalStore implements JournalStore {
       })));
       return { written: true };
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException && err.Item) return { written: false, existing: decodeRecord(err.Item) };
+      if (err instanceof ConditionalCheckFailedException && err.Item) {
+        const existing = decodeRecord(err.Item);
+        // A retried append whose first attempt was applied finds its own body: written.
+        return sameBody(existing.body, record.body) ? { written: true } : { written: false, existing };
+      }
       throw this.tooLarge(err, runId, record.key, size);
     }
   }
@@ -209,6 +216,10 @@ export class DynamoJournalStore implements JournalStore {
       ExpressionAttributeNames: { "#late": ATTR.lateFor },
       ExpressionAttributeValues: { ":late": s(waitStepId) },
     }))));
+  }
+
+  async markDue(runId: string, at: number): Promise<void> {
+    await this.answer(this.update(runId, markDueUpdate(runId, at)));
   }
 
   listRuns(query: ListQuery): Promise<RunPage> {
@@ -269,18 +280,22 @@ export class DynamoJournalStore implements JournalStore {
       ExpressionAttributeNames: u.names,
       ExpressionAttributeValues: u.values,
       ReturnValues: returnNew ? "ALL_NEW" : "NONE",
-      ReturnValuesOnConditionCheckFailure: returnNew ? "ALL_OLD" : "NONE",
+      // The item as it was tells a refusal from a retry that finds its own first attempt applied.
+      ReturnValuesOnConditionCheckFailure: "ALL_OLD",
     })));
     return out.Attributes;
   }
 
-  /** A conditional write's outcome: true if applied, false if its condition did not hold. */
-  private async answer(write: Promise<unknown>): Promise<boolean> {
+  /**
+   * A conditional write's outcome: true if applied, false if its condition did not hold, unless
+   * the item as it was (`ownEffect`) shows that an earlier attempt of this same write applied it.
+   */
+  private async answer(write: Promise<unknown>, ownEffect?: (old: RunMeta) => boolean): Promise<boolean> {
     try {
       await write;
       return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
+      if (err instanceof ConditionalCheckFailedException) return ownEffect !== undefined && err.Item !== undefined && ownEffect(decodeMeta(err.Item));
       throw err;
     }
   }

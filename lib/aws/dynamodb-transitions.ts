@@ -56,6 +56,14 @@ export function releaseUpdate(runId: string, token: number, update: SuspendUpdat
   return { update: u, condition: leaseHeld(u, token) };
 }
 
+/** Due: a suspended run's wake time moves earlier (never later), into the due index. */
+export function markDueUpdate(runId: string, at: number): MetaUpdate {
+  const u = new UpdateBuilder().set(ATTR.wakeAt, n(at)).setAll(wakeIndexKeys(runId, "suspended", at) ?? {});
+  const wakeAt = u.name(ATTR.wakeAt);
+  const condition = `${u.name(ATTR.status)} = ${u.value("c_suspended", s("suspended"))} AND (attribute_not_exists(${wakeAt}) OR ${wakeAt} > ${u.value("c_at", n(at))})`;
+  return { update: u, condition };
+}
+
 /**
  * Finish: terminal status, out of the due index, lease freed, and `expiresAt` set so TTL removes
  * the meta item after the retention period. With a token, only its current holder may finish.

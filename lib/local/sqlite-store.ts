@@ -26,6 +26,7 @@ import {
   type SuspendUpdate,
 } from "../ports.ts";
 import type { Database } from "./database.ts";
+import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 interface RunRow {
@@ -80,6 +81,7 @@ export class SqliteJournalStore implements JournalStore {
   private readonly finish: Statement<[Params]>;
   private readonly insertRecord: Statement<[string, string, string, string | null]>;
   private readonly setLate: Statement<[string, string, string]>;
+  private readonly due: Statement<[Params]>;
   private readonly selectDue: Statement<[number, number], RunRow>;
   /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
@@ -114,6 +116,8 @@ export class SqliteJournalStore implements JournalStore {
         AND (@token IS NULL OR (lease_owner IS NOT NULL AND lease_token = @token))`);
     this.insertRecord = db.prepare<[string, string, string, string | null]>("INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
+    this.due = db.prepare<[Params]>(`
+      UPDATE runs SET wake_at = @at WHERE run_id = @runId AND status = 'suspended' AND (wake_at IS NULL OR wake_at > @at)`);
     this.selectDue = db.prepare<[number, number], RunRow>(`
       SELECT * FROM runs WHERE wake_at <= ? AND ${NOT_FINISHED} ORDER BY wake_at, run_id LIMIT ?`);
     this.selectPage = [false, true].flatMap((byStatus) =>
@@ -143,6 +147,8 @@ export class SqliteJournalStore implements JournalStore {
       const row = this.selectRun.get(runId);
       if (!row) return { acquired: false, reason: "missing" };
       const run = toMeta(row);
+      // A retried grant whose first attempt was applied: the same answer again.
+      if (isOwnGrant(run, req.owner) && run.lease) return { acquired: true, lease: run.lease, run };
       return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
     });
     this.acquire = acquire.immediate;
@@ -191,7 +197,7 @@ export class SqliteJournalStore implements JournalStore {
 
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null };
-    return this.suspend.run(params).changes === 1;
+    return this.suspend.run(params).changes === 1 || isReleased(await this.getRun(runId), token);
   }
 
   async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
@@ -203,7 +209,7 @@ export class SqliteJournalStore implements JournalStore {
       error: toJson(update.error),
       token: update.token ?? null,
     };
-    return this.finish.run(params).changes === 1;
+    return this.finish.run(params).changes === 1 || isFinishedBy(await this.getRun(runId), update);
   }
 
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
@@ -212,11 +218,16 @@ export class SqliteJournalStore implements JournalStore {
     // Records are never deleted, so the one that won is still there.
     const existing = this.selectRecord.get(runId, record.key);
     if (!existing) throw new Error(`record "${record.key}" of run "${runId}" was neither written nor found`);
-    return { written: false, existing: toRecord(existing) };
+    const stored = toRecord(existing);
+    return sameBody(stored.body, record.body) ? { written: true } : { written: false, existing: stored };
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
     this.setLate.run(waitStepId, runId, key);
+  }
+
+  async markDue(runId: string, at: number): Promise<void> {
+    this.due.run({ runId, at });
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

@@ -22,6 +22,7 @@ import {
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
+import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 const DEFAULT_PAGE = 100;
@@ -79,6 +80,8 @@ export class MemoryJournalStore implements JournalStore {
     const meta = this.runs.get(runId);
     if (!meta) return { acquired: false, reason: "missing" };
     if (TERMINAL_STATUSES.has(meta.status)) return { acquired: false, reason: "finished", run: structuredClone(meta) };
+    // A retried grant whose first attempt was applied finds its own lease: the same answer again.
+    if (isOwnGrant(meta, req.owner) && meta.lease) return { acquired: true, lease: { ...meta.lease }, run: structuredClone(meta) };
     const held = meta.lease !== undefined && meta.lease.expiresAt > req.now;
     if (held && (req.ifToken === undefined || req.ifToken !== meta.lease?.token)) {
       return { acquired: false, reason: "held", run: structuredClone(meta) };
@@ -104,7 +107,7 @@ export class MemoryJournalStore implements JournalStore {
 
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
     const meta = this.leased(runId, token);
-    if (!meta) return false;
+    if (!meta) return isReleased(this.runs.get(runId), token);
     delete meta.lease;
     meta.status = "suspended";
     setOrDelete(meta, "wakeAt", update.wakeAt);
@@ -115,7 +118,8 @@ export class MemoryJournalStore implements JournalStore {
 
   async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
     const meta = this.runs.get(runId);
-    if (!meta || TERMINAL_STATUSES.has(meta.status)) return false;
+    if (!meta) return false;
+    if (TERMINAL_STATUSES.has(meta.status)) return isFinishedBy(meta, update);
     if (update.token !== undefined && meta.lease?.token !== update.token) return false;
     meta.status = update.status;
     setOrDelete(meta, "result", structuredClone(update.result));
@@ -132,6 +136,7 @@ export class MemoryJournalStore implements JournalStore {
     let records = this.records.get(runId);
     if (!records) this.records.set(runId, (records = new Map()));
     const existing = records.get(record.key);
+    if (existing && sameBody(existing.body, record.body)) return { written: true };
     if (existing) return { written: false, existing: structuredClone(existing) };
     const stored: StoredRecord = { key: record.key, body: structuredClone(record.body) };
     if (record.lateFor !== undefined) stored.lateFor = record.lateFor;
@@ -142,6 +147,11 @@ export class MemoryJournalStore implements JournalStore {
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
     const record = this.records.get(runId)?.get(key);
     if (record) record.lateFor = waitStepId;
+  }
+
+  async markDue(runId: string, at: number): Promise<void> {
+    const meta = this.runs.get(runId);
+    if (meta?.status === "suspended" && (meta.wakeAt === undefined || meta.wakeAt > at)) meta.wakeAt = at;
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

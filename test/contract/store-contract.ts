@@ -9,6 +9,7 @@ import { concurrencyTests } from "./store-concurrency.ts";
 import { leaseTests } from "./store-leases.ts";
 import { listingTests } from "./store-listing.ts";
 import { runAndRecordTests } from "./store-records.ts";
+import { retryTests } from "./store-retries.ts";
 
 export { journalWakeQueueContract } from "./wake-contract.ts";
 
@@ -43,5 +44,6 @@ export function journalStoreContract(name: string, make: () => Promise<StoreHarn
     describe("leases", () => leaseTests(store));
     describe("listing", () => listingTests(store));
     describe("concurrency", () => concurrencyTests(store));
+    describe("retries after a lost response", () => retryTests(store));
   });
 }

@@ -87,9 +87,11 @@ export function leaseTests(store: () => JournalStore): void {
     const run = await store().getRun(runId);
     expect(run).toMatchObject({ status: "suspended", wakeAt: T + 600_000, waitingFor: "sleep:cool-off", updatedAt: T + 5, leaseToken: token, invocations: 1 });
     expect(run?.lease).toBeUndefined();
-    // Released: the token is no longer current.
+    // Released: the token can no longer renew. Releasing again is a retry of a release that
+    // already happened (its answer may have been lost): it says so, and changes nothing.
     expect(await store().renewLease(runId, token, T + 6, TTL)).toBe(false);
-    expect(await store().releaseLease(runId, token, { now: T + 6 })).toBe(false);
+    expect(await store().releaseLease(runId, token, { now: T + 6 })).toBe(true);
+    expect(await store().getRun(runId)).toEqual(run);
 
     const again = await store().acquireLease(runId, { owner: "owner-b", now: T + 7, ttlMs: TTL });
     expect(again.acquired && again.lease.token).toBe(token + 1);
