@@ -1,9 +1,12 @@
 /**
  * Drains a pollable wake queue into the engine: the host loop of the local and test runtimes
  * (on AWS, the SQS event source mapping plays this part).
+ *
+ * Invocations run in a pool, not in batches: a slot is refilled as soon as its invocation ends,
+ * so one slow or stuck run never holds back the others (it holds one slot until its deadline).
  */
 import type { Engine, InvocationResult, InvokeOptions } from "./core/engine.ts";
-import type { Clock, PollableWakeQueue } from "./ports.ts";
+import type { ClaimedWake, Clock, PollableWakeQueue } from "./ports.ts";
 
 export interface DrainOptions {
   engine: Engine;
@@ -16,35 +19,98 @@ export interface DrainOptions {
   invoke?: InvokeOptions;
   onResult?: (runId: string, result: InvocationResult) => void;
   onError?: (runId: string, error: unknown) => void;
+  /** Called whenever an invocation ends and its slot is free again. */
+  onFree?: () => void;
 }
 
 /**
- * Claims the wakes due now and invokes their runs, at most `concurrency` at a time, until none
- * are due. A wake is acked when its invocation returns; one that throws stays claimed and
- * reappears after the visibility timeout, as an SQS message would. Returns the wakes handled.
+ * A bounded pool of invocations fed from a pollable wake queue. A wake is acked when its
+ * invocation returns; one that throws stays claimed and reappears after the visibility timeout,
+ * as an SQS message would.
+ */
+export class WakePool {
+  private readonly running = new Map<string, Promise<void>>();
+  private failure: { error: unknown } | undefined;
+
+  constructor(private readonly o: DrainOptions) {}
+
+  /** Invocations in progress. */
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Claims due wakes into the free slots and starts their invocations; returns how many wakes it took. */
+  async fill(): Promise<number> {
+    let taken = 0;
+    for (;;) {
+      const free = this.o.concurrency - this.running.size;
+      if (free <= 0) return taken;
+      const batch = await this.o.wakes.claimDue(this.o.clock.now(), free, this.o.visibilityMs);
+      if (batch.length === 0) return taken;
+      taken += batch.length;
+      for (const wake of batch) {
+        // A run already executing here: that invocation finishes the work (it re-checks for
+        // signals after releasing, and the watchdog covers it), so this wake is done with.
+        if (this.running.has(wake.runId)) await this.o.wakes.ack(wake);
+        else this.start(wake);
+      }
+    }
+  }
+
+  /** Resolves when any invocation in progress ends (at once if none is running). */
+  async next(): Promise<void> {
+    if (this.running.size > 0) await Promise.race(this.running.values());
+    this.rethrow();
+  }
+
+  /** Resolves when every invocation in progress has ended. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.race(this.running.values());
+    this.rethrow();
+  }
+
+  private start(wake: ClaimedWake): void {
+    const done = (async () => {
+      try {
+        const result = await this.o.engine.invoke(wake.runId, this.o.invoke);
+        this.o.onResult?.(wake.runId, result);
+        // "busy": the lease holder finishes the work, so the wake is done with either way.
+        await this.o.wakes.ack(wake);
+      } catch (err) {
+        try {
+          this.o.onError?.(wake.runId, err);
+        } catch (thrown) {
+          this.failure ??= { error: thrown };
+        }
+      } finally {
+        this.running.delete(wake.runId);
+        this.o.onFree?.();
+      }
+    })();
+    this.running.set(wake.runId, done);
+  }
+
+  private rethrow(): void {
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure) throw failure.error;
+  }
+}
+
+/**
+ * Runs every due wake, and the wakes those invocations make due now, until none are due and none
+ * is running (the test runtime's `settle`). Returns the number of wakes taken.
  */
 export async function drainDueWakes(o: DrainOptions): Promise<number> {
+  const pool = new WakePool(o);
   let handled = 0;
   for (;;) {
-    const batch = await o.wakes.claimDue(o.clock.now(), o.concurrency, o.visibilityMs);
-    if (batch.length === 0) return handled;
-    // One invocation per run per batch: duplicates of a run would only find the lease held.
-    const seen = new Set<string>();
-    await Promise.all(
-      batch.map(async (wake) => {
-        if (seen.has(wake.runId)) return o.wakes.ack(wake);
-        seen.add(wake.runId);
-        try {
-          const result = await o.engine.invoke(wake.runId, o.invoke);
-          o.onResult?.(wake.runId, result);
-          // "busy": the lease holder finishes the work (it re-checks for signals after releasing,
-          // and the watchdog covers a holder that dies), so the wake is done with either way.
-          await o.wakes.ack(wake);
-        } catch (err) {
-          o.onError?.(wake.runId, err);
-        }
-      }),
-    );
-    handled += batch.length;
+    const taken = await pool.fill();
+    handled += taken;
+    if (pool.size === 0 && taken === 0) {
+      await pool.idle(); // surfaces an error an invocation's onError threw
+      return handled;
+    }
+    await pool.next();
   }
 }

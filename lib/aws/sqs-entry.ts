@@ -42,7 +42,7 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
           shouldYield: () => started++ > 0 && context.getRemainingTimeInMillis() < margin,
         });
         rt.log({
-          level: result.status === "failed" ? "warn" : "info",
+          level: result.status === "failed" || result.status === "abandoned" || result.status === "unhosted" ? "warn" : "info",
           event: "wake",
           runId,
           reason: wake.reason,

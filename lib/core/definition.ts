@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Duration } from "./duration.ts";
 import { WorkflowDefinitionError } from "./errors.ts";
+import type { StepInterruptedError } from "./errors.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
 /** Signals a workflow accepts, by name, each with the zod schema its payload must pass. */
@@ -21,6 +22,19 @@ export interface StepRunOptions {
   retries?: RetryOptions | number;
   /** Per-attempt time limit; a timed-out attempt is a failed attempt. */
   timeout?: Duration;
+  /**
+   * `at-least-once` (the default): a body interrupted by a crash runs again on the next
+   * invocation, with the same idempotency key; no extra write. `at-most-once`: a journaled marker
+   * is written before each attempt's body (one extra write), and a replay that finds a started,
+   * unfinished attempt throws {@link StepInterruptedError} into the workflow instead of running
+   * the body again. For side effects the provider cannot deduplicate.
+   *
+   * @example
+   * ```ts
+   * await step.run("send_sms", () => sms.send(phone, text), { semantics: "at-most-once" });
+   * ```
+   */
+  semantics?: "at-least-once" | "at-most-once";
 }
 
 /** What `waitForSignal` resolves to. */

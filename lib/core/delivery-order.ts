@@ -5,32 +5,51 @@
  * call often follows an `await` of another step, so the order of those calls depends on which
  * step finished first. Live, that is real completion order; on replay, recorded results would
  * all be ready at once. So every `run` record carries `seq`, the position of its delivery, and
- * replay releases recorded results in `seq` order, letting each continuation run (a macrotask)
+ * replay releases recorded results in that order, letting each continuation run (a macrotask)
  * before the next result is released. Sequential code never waits: the next result is always
  * the one it asks for.
+ *
+ * The order is derived from the records alone, whatever interleaving wrote them: two
+ * invocations of one run (a process frozen past its lease, a zombie Lambda) can both write a
+ * record with the same `seq` under different step ids. Ties are broken by write time, then by
+ * step id, so every replay decides the same way and no result waits for a position that was
+ * already taken.
  */
+
+/** A recorded delivery: the record's `seq`, its write time and its step id. */
+export interface RecordedDelivery {
+  seq: number;
+  at: number;
+  stepId: string;
+}
+
+/** The order in which recorded results are released, from the records alone. */
+export function deliveryOrder(recorded: readonly RecordedDelivery[]): RecordedDelivery[] {
+  return [...recorded].sort((a, b) => a.seq - b.seq || a.at - b.at || (a.stepId < b.stepId ? -1 : a.stepId > b.stepId ? 1 : 0));
+}
+
 export class DeliveryOrder {
-  /** Recorded seqs, ascending, followed by the seqs this execution hands out. */
-  private readonly order: number[];
+  /** Step ids in delivery order: the recorded ones, then those delivered by this execution. */
+  private readonly order: string[];
   private cursor = 0;
   private nextSeq: number;
-  private readonly waiting = new Map<number, () => void>();
+  private readonly waiting = new Map<string, () => void>();
   private releasing = false;
 
   /** `onChange` runs when a result starts waiting and after one is released (the execution re-checks quiescence). */
   constructor(
-    recorded: readonly number[],
+    recorded: readonly RecordedDelivery[],
     private readonly onChange: () => void = () => {},
   ) {
-    this.order = [...recorded].sort((a, b) => a - b);
-    this.nextSeq = (this.order.at(-1) ?? 0) + 1;
+    const sorted = deliveryOrder(recorded);
+    this.order = sorted.map((d) => d.stepId);
+    this.nextSeq = sorted.reduce((max, d) => Math.max(max, d.seq), 0) + 1;
   }
 
-  /** A seq for a record this execution is about to write. */
-  take(): number {
-    const seq = this.nextSeq++;
-    this.order.push(seq);
-    return seq;
+  /** The seq of a result this execution is about to record for `stepId`, which then takes the next position. */
+  take(stepId: string): number {
+    this.order.push(stepId);
+    return this.nextSeq++;
   }
 
   /** Results waiting for an earlier one. */
@@ -38,24 +57,29 @@ export class DeliveryOrder {
     return this.waiting.size;
   }
 
-  /** True when results wait for one that nobody has asked for (and nothing is being released). */
+  /**
+   * True when results wait for one that nobody has asked for (and nothing is being released),
+   * or for a position past the end: the code took another path than the journal.
+   */
   get stalled(): boolean {
+    if (this.waiting.size === 0 || this.releasing) return false;
     const head = this.order[this.cursor];
-    return this.waiting.size > 0 && !this.releasing && head !== undefined && !this.waiting.has(head);
+    return head === undefined || !this.waiting.has(head);
   }
 
-  /** The seq every waiting result waits for. */
-  get head(): number | undefined {
+  /** The step every waiting result waits for. */
+  get head(): string | undefined {
     return this.order[this.cursor];
   }
 
-  /** Resolves when `seq` may be delivered; at once (no promise) when it is next. */
-  turn(seq: number | undefined): Promise<void> | undefined {
-    if (seq === undefined || this.order[this.cursor] === seq) {
-      if (seq !== undefined) this.advance();
+  /** Resolves when `stepId`'s result may be delivered; at once (no promise) when it is next, or unordered (undefined). */
+  turn(stepId: string | undefined): Promise<void> | undefined {
+    if (stepId === undefined) return undefined;
+    if (this.order[this.cursor] === stepId) {
+      this.advance();
       return undefined;
     }
-    const turn = new Promise<void>((resolve) => this.waiting.set(seq, resolve));
+    const turn = new Promise<void>((resolve) => this.waiting.set(stepId, resolve));
     this.onChange();
     return turn;
   }

@@ -7,10 +7,13 @@ import type { Blocker, StepEvent } from "./execution.ts";
 import { Execution } from "./execution.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
-import { InvalidInputError, InvocationBudgetError, JournalFormatError, type SerializedError, UnknownWorkflowError } from "./errors.ts";
+import { InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
 import { type JournalRecord, keyOf, parseRecord } from "./records.ts";
-import type { ApprovalLinks, Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";
+import type { AcquireRequest, AcquireResult, AppendResult, ApprovalLinks, Clock, JournalStore, Lease, RunMeta, SuspendUpdate, WakeQueue } from "../ports.ts";
+import { isTooLargeForStore } from "./execution-state.ts";
+import { jsonBytes } from "./json.ts";
+import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
 
@@ -23,8 +26,16 @@ export type InvocationResult =
   | { status: "missing" }
   /** The run had already finished; nothing to do. */
   | { status: "finished" }
-  /** The lease was lost mid-invocation (expired and taken, or the run was cancelled). */
-  | { status: "lost-lease" };
+  /** The lease was lost mid-invocation (expired, taken, lost an append race, or the run was cancelled). */
+  | { status: "lost-lease" }
+  /**
+   * The invocation passed its deadline with work still in flight (a step body that does not
+   * return, a Lambda about to time out): it gave up the run, which is woken again once its lease
+   * lapses, so one stuck run never holds a worker or a batch.
+   */
+  | { status: "abandoned"; wakeAt: number }
+  /** The run's workflow is not hosted by this deployment: it waits (backing off) for one that does. */
+  | { status: "unhosted"; workflow: string; wakeAt: number };
 
 /** A structured log line. */
 export type LogEntry = Record<string, unknown> & { event: string; runId: string };
@@ -34,12 +45,16 @@ export interface EngineOptions {
   wakes: WakeQueue;
   clock: Clock;
   workflows: Registry;
-  /** Identifies this process in leases. */
+  /** Identifies this process in leases; each invocation adds a suffix of its own. */
   owner: string;
   /** Lease length; renewed at a third of it while the invocation runs. Default 30 s. */
   leaseTtlMs?: number;
   /** Invocations one run may take before it fails (a guard against runaway self-wakes). Default 10,000. */
   maxInvocations?: number;
+  /** Longest one invocation may hold a run before it gives it up (`abandoned`). Default 15 minutes. */
+  maxInvocationMs?: number;
+  /** Largest step result, as JSON bytes, the journal takes. Default 256 KiB. */
+  maxValueBytes?: number;
   /** Mints approval links for `waitForSignal({ notify })`. */
   links?: ApprovalLinks;
   log?: (entry: LogEntry) => void;
@@ -48,6 +63,8 @@ export interface EngineOptions {
 export interface InvokeOptions {
   /** Checkpoint instead of starting another step (e.g. Lambda time running out). */
   shouldYield?: () => boolean;
+  /** Give the run up at this time (epoch ms, the engine's clock) if it has not ended by then. */
+  deadline?: number;
   /** Decides whether a held lease may be taken over (e.g. its local owner process is dead). */
   mayBreak?: (lease: Lease) => boolean;
   onStep?: (event: StepEvent) => void;
@@ -55,9 +72,23 @@ export interface InvokeOptions {
 
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
 const RETRY_AFTER_FAULT_MS = 5_000;
+/** Runs of a workflow no deploy here hosts are retried after 10 s, 40 s, 160 s, … up to an hour. */
+const UNHOSTED_FIRST_MS = 10_000;
+const UNHOSTED_MAX_MS = 3_600_000;
+const UNHOSTED = /^workflow-not-hosted:(?:.*):(\d+)$/;
+
+/** This invocation's hold on the run, as the engine knows it. */
+interface Hold {
+  token: number;
+  /** Lease expiry by this process's clock: the grant's, then each successful renewal's. */
+  expiresAt: number;
+  lost: boolean;
+  abandoned: boolean;
+}
 
 export class Engine {
   private readonly ttl: number;
+  private invocationSeq = 0;
 
   constructor(private readonly o: EngineOptions) {
     this.ttl = o.leaseTtlMs ?? 30_000;
@@ -65,46 +96,63 @@ export class Engine {
 
   async invoke(runId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
     const { store, clock } = this.o;
-    let acquired = await store.acquireLease(runId, { owner: this.o.owner, now: clock.now(), ttlMs: this.ttl });
+    // Unique per invocation, so a retried grant can recognise itself (and nothing else) as its own.
+    const owner = `${this.o.owner}:${(++this.invocationSeq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    let acquired = await this.acquire(runId, { owner, now: clock.now(), ttlMs: this.ttl });
     if (!acquired.acquired && acquired.reason === "held" && acquired.run?.lease && options.mayBreak?.(acquired.run.lease)) {
-      acquired = await store.acquireLease(runId, { owner: this.o.owner, now: clock.now(), ttlMs: this.ttl, ifToken: acquired.run.lease.token });
+      acquired = await this.acquire(runId, { owner, now: clock.now(), ttlMs: this.ttl, ifToken: acquired.run.lease.token });
     }
     if (!acquired.acquired) return { status: acquired.reason === "held" ? "busy" : acquired.reason };
-    const token = acquired.lease.token;
+    const hold: Hold = { token: acquired.lease.token, expiresAt: acquired.lease.expiresAt, lost: false, abandoned: false };
     const started = clock.now();
-    const lease = { lost: false };
     const heartbeat = setInterval(() => {
-      store.renewLease(runId, token, clock.now(), this.ttl).then(
+      if (hold.abandoned) return;
+      const now = clock.now();
+      store.renewLease(runId, hold.token, now, this.ttl).then(
         (renewed) => {
-          if (!renewed) lease.lost = true; // taken over or cancelled: start nothing new
+          if (!renewed) hold.lost = true; // taken over or cancelled: start nothing new
+          else hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
         },
         () => {},
       );
     }, Math.max(10, Math.floor(this.ttl / 3)));
     heartbeat.unref();
+    const deadline = options.deadline ?? started + (this.o.maxInvocationMs ?? 15 * 60_000);
     try {
-      const result = await this.execute(runId, token, acquired.run.invocations, options, () => !lease.lost);
-      this.o.log?.({ event: "invocation", runId, token, outcome: result.status, durationMs: clock.now() - started });
+      const result = await this.execute(runId, hold, acquired.run, options, deadline);
+      this.o.log?.({ event: "invocation", runId, token: hold.token, outcome: result.status, durationMs: clock.now() - started });
       return result;
     } catch (err) {
-      // A fault (the store, a deploy without this workflow): free the run for a retry soon, so a
-      // redelivered wake does not find it "busy" until the lease expires. Best effort.
-      if (!lease.lost) await store.releaseLease(runId, token, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+      // A fault (the store, the wake queue): free the run for a retry soon, so a redelivered wake
+      // does not find it "busy" until the lease expires. Best effort.
+      if (!hold.lost && !hold.abandoned) await store.releaseLease(runId, hold.token, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
       throw err;
     } finally {
       clearInterval(heartbeat);
     }
   }
 
-  private async execute(runId: string, token: number, invocations: number, options: InvokeOptions, ownsLease: () => boolean): Promise<InvocationResult> {
+  /** A grant whose answer was lost (thrown) is recognised by reading the run: the lease is ours. */
+  private async acquire(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+    try {
+      return await this.o.store.acquireLease(runId, req);
+    } catch (err) {
+      const run = await this.o.store.getRun(runId).catch(() => undefined);
+      if (run?.lease && isOwnGrant(run, req.owner)) return { acquired: true, lease: run.lease, run };
+      throw err;
+    }
+  }
+
+  private async execute(runId: string, hold: Hold, granted: RunMeta, options: InvokeOptions, deadline: number): Promise<InvocationResult> {
     const { store, clock } = this.o;
+    const token = hold.token;
     const journal = await store.loadJournal(runId);
     if (!journal) return { status: "missing" };
     const workflow = this.o.workflows.get(journal.run.workflow);
-    // Another deploy may know it: `invoke` frees the run for a later attempt and the transport retries.
-    if (!workflow) throw new UnknownWorkflowError(journal.run.workflow);
+    // Another deploy may host it: wait for one, backing off, and say why in `waitingFor`.
+    if (!workflow) return this.unhosted(runId, token, journal.run.workflow, granted.waitingFor);
     const budget = this.o.maxInvocations ?? 10_000;
-    if (invocations > budget) return this.finish(runId, token, { type: "failed", error: serializeError(new InvocationBudgetError(runId, budget)) });
+    if (granted.invocations > budget) return this.finish(runId, token, { type: "failed", error: serializeError(new InvocationBudgetError(runId, budget)) });
 
     let view: JournalView;
     try {
@@ -126,7 +174,11 @@ export class Engine {
       journal: view,
       now: () => clock.now(),
       append: (record) => this.append(runId, record),
-      ownsLease,
+      // Owned while no renewal was refused, the deadline has not passed, and the lease has not
+      // expired by this process's own clock (a process frozen past its lease starts nothing).
+      ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
+      invocation: granted.invocations,
+      ...(this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
       onStep: (event) => {
@@ -134,7 +186,14 @@ export class Engine {
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
       },
     });
-    const outcome = await execution.run();
+    const ran = execution.run();
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<"overdue">((resolve) => {
+      timer = setTimeout(() => resolve("overdue"), Math.max(0, deadline - clock.now()));
+      timer.unref?.();
+    });
+    const outcome = await Promise.race([ran, overdue]).finally(() => clearTimeout(timer));
+    if (outcome === "overdue") return this.abandon(runId, hold, execution);
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
     if (outcome.type === "aborted") {
       if (outcome.leaseLost) return { status: "lost-lease" };
@@ -144,9 +203,42 @@ export class Engine {
     return this.suspend(runId, token, outcome.blockers, execution);
   }
 
+  /**
+   * Past the deadline with work in flight: start nothing more, stop renewing, and have the run
+   * woken once the lease lapses. The lease is not released early: a step body still running here
+   * must not run concurrently in another invocation before it times out.
+   */
+  private async abandon(runId: string, hold: Hold, execution: Execution): Promise<InvocationResult> {
+    hold.abandoned = true;
+    execution.stop(new LeaseLostError(runId, "the invocation passed its deadline"));
+    const wakeAt = hold.expiresAt;
+    this.o.log?.({ event: "abandoned", runId, token: hold.token, wakeAt });
+    await this.o.wakes.schedule({ runId, at: wakeAt, reason: "continue", key: "abandoned" });
+    return { status: "abandoned", wakeAt };
+  }
+
+  private async unhosted(runId: string, token: number, name: string, previous: string | undefined): Promise<InvocationResult> {
+    const { clock, store } = this.o;
+    const attempt = Number(UNHOSTED.exec(previous ?? "")?.[1] ?? 0) + 1;
+    const wakeAt = clock.now() + Math.min(UNHOSTED_MAX_MS, UNHOSTED_FIRST_MS * 4 ** (attempt - 1));
+    this.o.log?.({ event: "unhosted", runId, workflow: name, attempt, wakeAt });
+    const ok = await store.releaseLease(runId, token, { now: clock.now(), wakeAt, waitingFor: `workflow-not-hosted:${name}:${attempt}` });
+    if (!ok) return { status: "lost-lease" };
+    // No wake is sent: the watchdog finds the run when `wakeAt` passes (and so does a deploy's).
+    return { status: "unhosted", workflow: name, wakeAt };
+  }
+
   private async append(runId: string, record: JournalRecord): Promise<{ record: JournalRecord; won: boolean }> {
     const key = keyOf(record);
-    const res = await this.o.store.appendRecord(runId, { key, body: record });
+    let res: AppendResult;
+    try {
+      res = await this.o.store.appendRecord(runId, { key, body: record });
+    } catch (err) {
+      // The answer may be lost while the write was applied: read the record back before giving up.
+      const existing = (await this.o.store.loadJournal(runId).catch(() => undefined))?.records.find((r) => r.key === key);
+      if (!existing) throw err;
+      res = sameBody(existing.body, record) ? { written: true } : { written: false, existing };
+    }
     if (res.written) return { record, won: true };
     return { record: parseRecord(runId, key, res.existing.body), won: false };
   }
@@ -157,12 +249,20 @@ export class Engine {
     outcome: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError },
   ): Promise<InvocationResult> {
     const now = this.o.clock.now();
-    const ok = await this.o.store.finishRun(
-      runId,
-      outcome.type === "completed"
-        ? { now, status: "completed", result: outcome.result, token }
-        : { now, status: "failed", error: outcome.error, token },
-    );
+    let ok: boolean;
+    try {
+      ok = await this.o.store.finishRun(
+        runId,
+        outcome.type === "completed"
+          ? { now, status: "completed", result: outcome.result, token }
+          : { now, status: "failed", error: outcome.error, token },
+      );
+    } catch (err) {
+      // The store's own limit (input and result share the run's item): fail the run, once.
+      if (outcome.type !== "completed" || !isTooLargeForStore(err)) throw err;
+      const tooLarge = new ValueTooLargeError("the run's result", jsonBytes(outcome.result), (err as { limitBytes?: number }).limitBytes ?? 0);
+      return this.finish(runId, token, { type: "failed", error: serializeError(tooLarge) });
+    }
     if (!ok) return { status: "lost-lease" };
     return outcome.type === "completed" ? { status: "completed", result: outcome.result } : { status: "failed", error: outcome.error };
   }
@@ -181,13 +281,13 @@ export class Engine {
     const { store, clock, wakes } = this.o;
     const timed = blockers.filter((b): b is Blocker & { wakeAt: number } => b.wakeAt !== undefined);
     const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
-    await execution.persistBlockers();
+    if (!(await execution.persistBlockers())) return { status: "lost-lease" };
 
     const waits = blockers.filter((b) => b.signal !== undefined);
     const signalled = waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits));
     const wakeAt = signalled ? clock.now() : first?.wakeAt;
     const waitingFor = (first ?? blockers[0])?.waitingFor ?? "unknown";
-    const ok = await store.releaseLease(runId, token, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
+    const ok = await this.release(runId, token, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
     if (!ok) return { status: "lost-lease" };
 
     if (signalled || (waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits)))) {
@@ -196,6 +296,17 @@ export class Engine {
     }
     if (first) await wakes.schedule({ runId, at: first.wakeAt, reason: first.reason, key: first.key });
     return { status: "suspended", wakeAt, waitingFor };
+  }
+
+  /** A release whose answer was lost (thrown) counts as done when the run reads as released by our token. */
+  private async release(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+    try {
+      return await this.o.store.releaseLease(runId, token, update);
+    } catch (err) {
+      const run = await this.o.store.getRun(runId).catch(() => undefined);
+      if (isReleased(run, token)) return true;
+      throw err;
+    }
   }
 
   /** The second half of the delivery handshake: deliverers write the signal, then read the waits. */

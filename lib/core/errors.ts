@@ -263,12 +263,69 @@ export class JournalFormatError extends WaymarkError {
   }
 }
 
-/** This invocation's lease on the run was lost (expired and taken, or the run cancelled). */
+/**
+ * This invocation no longer owns the run: its lease expired by its own clock, a renewal was
+ * refused (taken over, or the run cancelled), or another invocation recorded a step first.
+ * The invocation ends at once; the owner (or the next wake) carries the run on.
+ */
 export class LeaseLostError extends WaymarkError {
   override readonly name = "LeaseLostError" as const;
   readonly retryable = true;
-  constructor(readonly runId: string) {
-    super(`lost the lease on run "${runId}": another invocation owns it, or it was cancelled`);
+  constructor(
+    readonly runId: string,
+    readonly reason = "another invocation owns it, or it was cancelled",
+  ) {
+    super(`lost the lease on run "${runId}": ${reason}`);
+  }
+}
+
+/**
+ * An at-most-once step's body was started and never finished (its process died, or froze past its
+ * lease): the body is not run again. Thrown into the workflow on every replay, so the workflow can
+ * reconcile with the provider (look the operation up by its idempotency key) or compensate.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await step.run("wire", ({ idempotencyKey }) => bank.wire(order, idempotencyKey), { semantics: "at-most-once" });
+ * } catch (err) {
+ *   if (err instanceof StepInterruptedError) await step.run("reconcile", () => bank.lookup(`${step.runId}/wire`));
+ *   else throw err;
+ * }
+ * ```
+ */
+export class StepInterruptedError extends WaymarkError {
+  override readonly name = "StepInterruptedError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly stepId: string,
+    /** Attempts whose body started, the interrupted one included. */
+    readonly attempts: number,
+  ) {
+    super(`step "${stepId}" is at-most-once and its attempt ${attempts} started but never finished: not run again`);
+  }
+}
+
+/**
+ * A value Waymark must journal (a step's result, a run's input or result, a signal's payload) is
+ * larger than the journal accepts (`maxValueBytes`; DynamoDB's item limit is 400 KB). A step whose
+ * result is too large fails once with this error, non-retryable: its body is not run again.
+ *
+ * @example
+ * ```ts
+ * // Return a reference instead of the payload itself:
+ * const key = await step.run("export", async () => (await s3.put(bigReport)).key);
+ * ```
+ */
+export class ValueTooLargeError extends WaymarkError {
+  override readonly name = "ValueTooLargeError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly what: string,
+    readonly sizeBytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(`${what} is ${sizeBytes} bytes as JSON, over the journal's limit of ${limitBytes} bytes; store large payloads elsewhere (S3) and journal a reference`);
   }
 }
 

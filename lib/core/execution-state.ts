@@ -6,12 +6,12 @@
 import { DeliveryOrder } from "./delivery-order.ts";
 import { type Step, assertName } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
-import { LeaseLostError, NonDeterminismError, StepFailedError } from "./errors.ts";
-import { assertJsonSafe } from "./json.ts";
+import { LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "./errors.ts";
+import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
 import { ReplayValues } from "./replay-values.ts";
 import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
 import type { JournalRecord, Unstamped } from "./records.ts";
-import { JOURNAL_VERSION } from "./records.ts";
+import { JOURNAL_VERSION, keyOf } from "./records.ts";
 
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
@@ -20,7 +20,6 @@ export abstract class ExecutionState {
   protected readonly visited = new Set<string>();
   protected readonly blockers: Blocker[] = [];
   protected readonly values: ReplayValues;
-  protected readonly deliveries: Map<number, string>;
   protected readonly order: DeliveryOrder;
   protected inflight = 0;
   protected checkScheduled = false;
@@ -33,8 +32,7 @@ export abstract class ExecutionState {
 
   constructor(protected readonly o: ExecutionOptions) {
     this.values = new ReplayValues(o.runId, o.journal, o.now);
-    this.deliveries = o.journal.deliveries();
-    this.order = new DeliveryOrder([...this.deliveries.keys()], () => this.checkQuiescent());
+    this.order = new DeliveryOrder(o.journal.deliveries(), () => this.checkQuiescent());
   }
 
   run(): Promise<Outcome> {
@@ -51,30 +49,66 @@ export abstract class ExecutionState {
     return outcome;
   }
 
-  /** Writes the records of blockers first met in this execution (at suspension, before the lease is released). */
-  async persistBlockers(): Promise<void> {
-    for (const blocker of this.blockers) if (blocker.record) await this.write(blocker.record);
+  /**
+   * Writes the records of blockers first met in this execution (at suspension, before the lease
+   * is released). False when another invocation recorded one of them first: it owns the run.
+   */
+  async persistBlockers(): Promise<boolean> {
+    for (const blocker of this.blockers) {
+      if (!blocker.record) continue;
+      const { won } = await this.o.append(this.stamp(blocker.record));
+      if (!won) return false;
+    }
+    return true;
   }
 
   // ---- machinery ------------------------------------------------------------------------
 
-  /** Stamps and appends a record; pending `now()` marks ride along (no extra write). */
-  protected async write<R extends JournalRecord>(body: Unstamped<R>): Promise<{ record: R; won: boolean }> {
-    const at = this.o.now();
-    const record = { ...body, v: JOURNAL_VERSION, at } as JournalRecord;
-    const marks = this.values.takeMarks();
-    if (marks) record.marks = marks;
+  /**
+   * Stamps and appends a record; pending `now()` marks ride along (no extra write).
+   *
+   * Losing a write-once append to another invocation (`race: "fence"`, the default) means that
+   * invocation executes this run too: this one ends at once as `lost-lease` and starts nothing
+   * more — adopting the winner's record and going on would run the next step's side effect twice.
+   * Only a wait's resolution, which deliverers of signals race for by design, is adopted.
+   */
+  protected async write<R extends JournalRecord>(
+    body: Unstamped<R>,
+    race: "fence" | "adopt" = "fence",
+    /** A store refusal this write can answer with another record (e.g. a too-large result becomes a failure). */
+    instead?: (err: unknown) => Unstamped<R> | undefined,
+  ): Promise<{ record: R; won: boolean }> {
+    const record = this.stamp(body);
     let appended: { record: JournalRecord; won: boolean };
     try {
       appended = await this.o.append(record);
-    } catch (err) {
-      // The journal could not be written: user code must not see (or catch) this. The
-      // invocation ends; the transport retries the wake and replay resumes from the journal.
-      this.abort(err, false);
-      return never();
+    } catch (first) {
+      const other = instead?.(first);
+      try {
+        if (other === undefined) throw first;
+        appended = await this.o.append({ ...this.stamp(other), ...(record.marks ? { marks: record.marks } : {}) });
+      } catch (err) {
+        // The journal could not be written: user code must not see (or catch) this. The
+        // invocation ends; the transport retries the wake and replay resumes from the journal.
+        this.abort(err, false);
+        return never();
+      }
     }
     const { record: winner, won } = appended;
+    if (!won && race === "fence") {
+      this.abort(new LeaseLostError(this.o.runId, `another invocation recorded "${keyOf(record)}" first`), true);
+      return never();
+    }
     return { record: winner as R, won };
+  }
+
+  /** A record as written: version, time, invocation, and pending `now()` marks. */
+  private stamp(body: Unstamped<JournalRecord>): JournalRecord {
+    const record = { ...body, v: JOURNAL_VERSION, at: this.o.now() } as JournalRecord;
+    if (this.o.invocation !== undefined) record.inv = this.o.invocation;
+    const marks = this.values.takeMarks();
+    if (marks) record.marks = marks;
+    return record;
   }
 
   protected nextId(name: string): string {
@@ -93,6 +127,11 @@ export abstract class ExecutionState {
     if (this.o.ownsLease === undefined || this.o.ownsLease()) return true;
     this.abort(new LeaseLostError(this.o.runId), true);
     return false;
+  }
+
+  /** Ends the execution from outside (the invocation's deadline passed): no new step starts. */
+  stop(error: unknown): void {
+    this.abort(error, true);
   }
 
   /** Ends the execution at once, for a reason outside the workflow (journal fault, lost lease). */
@@ -153,8 +192,7 @@ export abstract class ExecutionState {
     if (this.fatal) return { type: "failed", error: serializeError(this.fatal), nondeterminism: true };
     if (this.order.stalled) {
       // Results wait for one the code never asked for: the code took another path than the journal.
-      const head = this.order.head;
-      const missing = head === undefined ? "?" : (this.deliveries.get(head) ?? "?");
+      const missing = this.order.head ?? "(a step past the journal's end)";
       const err = new NonDeterminismError(missing, `step "${missing}" delivered before the steps after it`, "never reached it");
       return { type: "failed", error: serializeError(err), nondeterminism: true };
     }
@@ -168,6 +206,9 @@ export abstract class ExecutionState {
       if (this.settled.ok) {
         try {
           assertJsonSafe(this.settled.value, "workflow result");
+          const size = jsonBytes(this.settled.value);
+          const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+          if (size > limit) throw new ValueTooLargeError("the run's result", size, limit);
         } catch (err) {
           return { type: "failed", error: serializeError(err) };
         }
@@ -186,5 +227,11 @@ export abstract class ExecutionState {
 export function resultOf<T>(record: JournalRecord): T {
   if (record.type !== "step" || record.kind !== "run") throw new TypeError("not a run record");
   if (record.status === "ok") return record.result as T;
+  if (record.error?.name === "StepInterruptedError") throw new StepInterruptedError(record.stepId, record.attempts);
   throw new StepFailedError(record.stepId, record.attempts, record.error ?? { name: "Error", message: "unknown failure" });
+}
+
+/** A store's refusal of a record over its own size limit (DynamoDB's `RecordTooLargeError`). */
+export function isTooLargeForStore(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { name?: unknown }).name === "RecordTooLargeError";
 }

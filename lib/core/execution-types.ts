@@ -47,6 +47,10 @@ export interface ExecutionOptions {
   shouldYield?: () => boolean;
   /** False once the lease is known to be lost (a renewal was refused): no new step starts. */
   ownsLease?: () => boolean;
+  /** The run's grant count for this invocation, stamped on every record it writes. */
+  invocation?: number;
+  /** Largest step result, as JSON bytes, the journal takes. Default {@link DEFAULT_MAX_VALUE_BYTES}. */
+  maxValueBytes?: number;
   /** Mints the links `waitForSignal({ notify })` hands out. */
   links?: ApprovalLinks;
   onStep?: (event: StepEvent) => void;

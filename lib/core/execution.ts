@@ -14,11 +14,11 @@ import { runAttempt } from "./attempt.ts";
 import type { Step, StepRunContext, StepRunOptions, WaitOptions, WaitResult } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
-import { WorkflowDefinitionError } from "./errors.ts";
-import { ExecutionState, never, resultOf } from "./execution-state.ts";
+import { StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
+import { ExecutionState, isTooLargeForStore, never, resultOf } from "./execution-state.ts";
 import type { Blocker } from "./execution-types.ts";
-import { assertJsonSafe } from "./json.ts";
-import type { AttemptRecord, ResolutionRecord, RunStepRecord, StepRecord, Unstamped } from "./records.ts";
+import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
+import type { AttemptRecord, ResolutionRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
 
 export type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
@@ -53,13 +53,14 @@ export class Execution extends ExecutionState {
     if (recorded) {
       if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
       this.visited.add(stepId);
-      const turn = ordered ? this.order.turn(recorded.seq) : undefined;
+      const turn = ordered && recorded.seq !== undefined ? this.order.turn(stepId) : undefined;
       if (turn) await turn;
       this.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
       return resultOf<T>(recorded);
     }
     const policy = resolveRetry(options?.retries, this.o.workflow.retry);
     const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
+    const atMostOnce = options?.semantics === "at-most-once";
     const prior = this.o.journal.attempts(stepId);
     const last = prior.at(-1);
     if (last && last.retryAt > this.o.now()) {
@@ -77,9 +78,25 @@ export class Execution extends ExecutionState {
       this.inflight--;
       this.checkQuiescent();
     };
+    const semantics = atMostOnce ? { semantics: "at-most-once" as const } : {};
     try {
-      for (let attempt = prior.length + 1; ; attempt++) {
+      const starts = this.o.journal.starts(stepId);
+      const interrupted = atMostOnce ? starts.find((n) => !prior.some((a) => a.attempt === n)) : undefined;
+      if (interrupted !== undefined) {
+        // Started and never finished: the body may have had its effect. Not run again.
         if (!this.ownsLease()) return never();
+        const error = serializeError(new StepInterruptedError(stepId, interrupted));
+        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: interrupted, startedAt: this.o.now(), ...semantics }, written, "failed", ordered);
+      }
+      // At-least-once: invocations that left nothing in the journal since its last record may
+      // each have run this body and died before recording it. Say so rather than claim one run.
+      const lastInv = this.o.journal.lastInvocation();
+      const possibleReruns = !atMostOnce && lastInv !== undefined && this.o.invocation !== undefined ? Math.max(0, this.o.invocation - 1 - lastInv) : 0;
+      const reruns = possibleReruns > 0 ? { possibleReruns } : {};
+      for (let attempt = Math.max(prior.length, starts.at(-1) ?? 0) + 1; ; attempt++) {
+        // Prove ownership before every side effect: a lease not expired by our own clock.
+        if (!this.ownsLease()) return never();
+        if (atMostOnce) await this.write<StartRecord>({ type: "start", stepId, attempt });
         const startedAt = this.o.now();
         // Only the step's own failure (or a result that cannot be journaled) is the step failing;
         // a journal write that fails aborts the invocation instead (see `write`).
@@ -87,37 +104,45 @@ export class Execution extends ExecutionState {
         try {
           value = await runAttempt(`${this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
           assertJsonSafe(value, `result of step "${stepId}"`);
+          const size = jsonBytes(value);
+          const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+          if (size > limit) throw new ValueTooLargeError(`the result of step "${stepId}"`, size, limit);
         } catch (err) {
           const error = serializeError(err);
           const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.runId}/${stepId}`);
           if (retryAt === undefined) {
-            return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt }, written, "failed", ordered);
+            return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "failed", ordered);
           }
-          const { won } = await this.write<AttemptRecord>({ type: "attempt", stepId, attempt, error, retryAt, startedAt });
+          await this.write<AttemptRecord>({ type: "attempt", stepId, attempt, error, retryAt, startedAt });
           this.emit({ stepId, kind: "run", outcome: "retrying", attempt, durationMs: this.o.now() - startedAt });
-          if (!won) {
-            // Another invocation recorded this attempt first: it owns the step now. Let the next
-            // invocation replay whatever it recorded.
-            return this.continueNow(stepId, `retry:${stepId}`);
-          }
           if (retryAt > this.o.now()) {
             return this.retryAt(stepId, retryAt);
           }
           continue;
         }
-        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt }, written, "completed", ordered);
+        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "completed", ordered);
       }
     } finally {
       written();
     }
   }
 
-  /** Writes a finished step's record and hands its result over in delivery order. */
+  /**
+   * Writes a finished step's record and hands its result over in delivery order. A record the
+   * store refuses as too large (its own limit, below ours) fails the step instead, once.
+   */
   private async deliver<T>(body: Omit<Unstamped<RunStepRecord>, "seq">, written: () => void, outcome: "completed" | "failed", ordered: boolean): Promise<T> {
-    const seq = ordered ? this.order.take() : undefined;
-    const { record } = await this.write<RunStepRecord>(seq === undefined ? body : { ...body, seq });
+    const seq = ordered ? this.order.take(body.stepId) : undefined;
+    const withSeq: Unstamped<RunStepRecord> = seq === undefined ? body : { ...body, seq };
+    const { record } = await this.write<RunStepRecord>(withSeq, "fence", (err) => {
+      if (body.status !== "ok" || !isTooLargeForStore(err)) return undefined;
+      const size = jsonBytes(body.result);
+      const error = serializeError(new ValueTooLargeError(`the result of step "${body.stepId}"`, size, (err as { limitBytes?: number }).limitBytes ?? size));
+      outcome = "failed";
+      return { ...withSeq, status: "failed", result: undefined, error } as Unstamped<RunStepRecord>;
+    });
     written();
-    const turn = this.order.turn(seq);
+    const turn = this.order.turn(seq === undefined ? undefined : body.stepId);
     if (turn) await turn;
     this.emit({ stepId: body.stepId, kind: "run", outcome, attempt: body.attempts, durationMs: this.o.now() - body.startedAt });
     return resultOf<T>(record);
@@ -177,7 +202,7 @@ export class Execution extends ExecutionState {
         if (buffered) this.claimedSignals.add(buffered.signalId);
         if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
         const ours: Unstamped<ResolutionRecord> = buffered ? { type: "resolution", stepId, via: "signal", signalId: buffered.signalId } : { type: "resolution", stepId, via: "timeout" };
-        const written = await this.write<ResolutionRecord>(ours);
+        const written = await this.write<ResolutionRecord>(ours, "adopt");
         resolution = written.record;
         adopted = !written.won;
         if (buffered && resolution.signalId !== buffered.signalId) this.claimedSignals.delete(buffered.signalId);

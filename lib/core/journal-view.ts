@@ -1,4 +1,5 @@
 import type { StoredRecord } from "../ports.ts";
+import type { RecordedDelivery } from "./delivery-order.ts";
 import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord } from "./records.ts";
 import { parseRecord } from "./records.ts";
 
@@ -16,6 +17,8 @@ export class JournalView {
   private readonly signals = new Map<string, JournaledSignal>();
   private readonly marks = new Map<string, number>();
   private readonly consumed = new Set<string>();
+  private readonly startsByStep = new Map<string, number[]>();
+  private lastInv: number | undefined;
   private buffered: JournaledSignal[] | undefined;
 
   /** Throws `JournalFormatError` naming the first unreadable record. */
@@ -27,7 +30,14 @@ export class JournalView {
 
   private add(record: JournalRecord, lateFor: string | undefined): void {
     if (record.marks) for (const [k, v] of Object.entries(record.marks)) this.marks.set(k, v);
+    if (record.inv !== undefined && record.type !== "signal") this.lastInv = Math.max(this.lastInv ?? 0, record.inv);
     switch (record.type) {
+      case "start": {
+        const list = this.startsByStep.get(record.stepId) ?? [];
+        list.push(record.attempt);
+        this.startsByStep.set(record.stepId, list.sort((a, b) => a - b));
+        break;
+      }
       case "step":
         this.steps.set(record.stepId, record);
         break;
@@ -52,10 +62,10 @@ export class JournalView {
     return this.steps.get(stepId);
   }
 
-  /** `seq` of every recorded `run` step that has one, with its step id. */
-  deliveries(): Map<number, string> {
-    const out = new Map<number, string>();
-    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) out.set(s.seq, s.stepId);
+  /** Every recorded `run` step that has a delivery position (`seq`), with its write time. */
+  deliveries(): RecordedDelivery[] {
+    const out: RecordedDelivery[] = [];
+    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) out.push({ seq: s.seq, at: s.at, stepId: s.stepId });
     return out;
   }
 
@@ -66,6 +76,16 @@ export class JournalView {
 
   attempts(stepId: string): readonly AttemptRecord[] {
     return this.attemptsByStep.get(stepId) ?? [];
+  }
+
+  /** Attempts of an at-most-once step whose body was started, ascending. */
+  starts(stepId: string): readonly number[] {
+    return this.startsByStep.get(stepId) ?? [];
+  }
+
+  /** The latest invocation that wrote a record of the run's own (signals come from outside), if records say. */
+  lastInvocation(): number | undefined {
+    return this.lastInv;
   }
 
   resolution(stepId: string): ResolutionRecord | undefined {

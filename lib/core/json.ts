@@ -57,3 +57,17 @@ export function canonicalJson(value: unknown): string {
     return sorted;
   }) ?? "null";
 }
+
+/** Largest value (step result, run result, signal payload), as JSON bytes, a journal takes by default. */
+export const DEFAULT_MAX_VALUE_BYTES = 256 * 1024;
+
+/** Largest run input, as JSON bytes: it shares the run's meta item with the run's result. */
+export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024;
+
+const encoder = new TextEncoder();
+
+/** The size of a value as UTF-8 JSON. */
+export function jsonBytes(value: unknown): number {
+  const text = JSON.stringify(value);
+  return text === undefined ? 0 : encoder.encode(text).byteLength;
+}

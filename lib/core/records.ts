@@ -8,6 +8,7 @@
  *   attempt#<stepId>#<n>   a failed attempt of a `run` step that will be retried
  *   resolution#<stepId>    how a wait was resolved: a signal or its timeout (write-once: the race)
  *   signal#<signalId>      a delivered signal (write-once: idempotent delivery)
+ *   start#<stepId>#<n>     attempt n of an at-most-once step is about to run its body
  */
 import { z } from "zod";
 import { JournalFormatError } from "./errors.ts";
@@ -28,6 +29,8 @@ const common = {
   at: z.number(),
   /** Values of `step.now()` taken since the previous write, by ordinal (see context.ts). */
   marks: z.record(z.string(), z.number()).optional(),
+  /** The invocation (the run's grant count) that wrote the record; absent in older journals. */
+  inv: z.number().int().positive().optional(),
 };
 
 export const RunStepRecord = z.object({
@@ -42,6 +45,14 @@ export const RunStepRecord = z.object({
   startedAt: z.number(),
   /** Position of this result's delivery to the workflow, run-wide (see delivery-order.ts). */
   seq: z.number().int().positive().optional(),
+  /** `at-most-once` steps only; absent means at-least-once. */
+  semantics: z.literal("at-most-once").optional(),
+  /**
+   * At-least-once steps: invocations that ended without recording anything between the previous
+   * record and this step's. Each may have run this body and died before recording it, so the body
+   * ran between `attempts` and `attempts + possibleReruns` times.
+   */
+  possibleReruns: z.number().int().nonnegative().optional(),
 });
 
 export const SleepRecord = z.object({
@@ -89,6 +100,13 @@ export const SignalRecord = z.object({
   waitId: z.string().optional(),
 });
 
+export const StartRecord = z.object({
+  ...common,
+  type: z.literal("start"),
+  stepId: z.string(),
+  attempt: z.number().int().positive(),
+});
+
 const StepRecordSchema = z.discriminatedUnion("kind", [RunStepRecord, SleepRecord, WaitRecord]);
 
 export type RunStepRecord = z.infer<typeof RunStepRecord>;
@@ -98,7 +116,8 @@ export type StepRecord = RunStepRecord | SleepRecord | WaitRecord;
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
 export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
 export type SignalRecord = z.infer<typeof SignalRecord>;
-export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord;
+export type StartRecord = z.infer<typeof StartRecord>;
+export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;
 
@@ -107,6 +126,7 @@ export const keys = {
   attempt: (stepId: string, n: number) => `attempt#${stepId}#${n}`,
   resolution: (stepId: string) => `resolution#${stepId}`,
   signal: (signalId: string) => `signal#${signalId}`,
+  start: (stepId: string, n: number) => `start#${stepId}#${n}`,
 };
 
 /** The key a record is stored under. */
@@ -120,6 +140,8 @@ export function keyOf(r: JournalRecord): string {
       return keys.resolution(r.stepId);
     case "signal":
       return keys.signal(r.signalId);
+    case "start":
+      return keys.start(r.stepId, r.attempt);
   }
 }
 
@@ -134,6 +156,8 @@ function schemaFor(body: unknown) {
       return ResolutionRecord;
     case "signal":
       return SignalRecord;
+    case "start":
+      return StartRecord;
     default:
       return undefined;
   }

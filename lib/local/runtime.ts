@@ -12,7 +12,7 @@ import type { StepEvent } from "../core/execution.ts";
 import { createRegistry } from "../core/registry.ts";
 import { RunNotFoundError } from "../core/errors.ts";
 import { type Lease, type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
-import { drainDueWakes } from "../wake-loop.ts";
+import { WakePool } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { openLocalDatabase } from "./database.ts";
 import { SqliteJournalStore } from "./sqlite-store.ts";
@@ -28,6 +28,8 @@ export interface LocalRuntimeOptions {
   pollIntervalMs?: number;
   /** Lease length, renewed while a run executes. Default 10 s. */
   leaseTtlMs?: number;
+  /** Longest one invocation may hold a run before giving it up (a stuck step body). Default 15 minutes. */
+  maxInvocationMs?: number;
   /** How often the watchdog looks for overdue runs. Default 5 s. */
   watchdogIntervalMs?: number;
   log?: (entry: LogEntry) => void;
@@ -114,6 +116,7 @@ export class LocalRuntime {
       ...ports,
       owner: this.owner,
       leaseTtlMs: o.leaseTtlMs ?? 10_000,
+      ...(o.maxInvocationMs === undefined ? {} : { maxInvocationMs: o.maxInvocationMs }),
       ...(o.log ? { log: o.log } : {}),
       ...(o.webhook ? { links: createApprovalLinks(o.webhook) } : {}),
     });
@@ -155,31 +158,38 @@ export class LocalRuntime {
   }
 
   private async loop(): Promise<void> {
-    while (this.running) {
-      await drainDueWakes({
-        engine: this.engine,
-        wakes: this.wakes,
-        clock: systemClock,
-        visibilityMs: (this.o.leaseTtlMs ?? 10_000) * 2,
-        concurrency: this.o.concurrency ?? 8,
-        invoke: {
-          mayBreak: isDeadLocalOwner,
-          ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
-        },
-        ...(this.o.onInvocation ? { onResult: this.o.onInvocation } : {}),
-        onError: (runId, error) => this.o.log?.({ event: "invocation-error", runId, error: String(error) }),
-      });
-      if (!this.running) break;
-      const next = await this.wakes.nextDueAt();
-      const pause = next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - Date.now()));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pause);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = undefined;
+    const pool = new WakePool({
+      engine: this.engine,
+      wakes: this.wakes,
+      clock: systemClock,
+      visibilityMs: (this.o.leaseTtlMs ?? 10_000) * 2,
+      concurrency: this.o.concurrency ?? 8,
+      invoke: {
+        mayBreak: isDeadLocalOwner,
+        ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
+      },
+      ...(this.o.onInvocation ? { onResult: this.o.onInvocation } : {}),
+      onError: (runId, error) => this.o.log?.({ event: "invocation-error", runId, error: String(error) }),
+      // A slot came free: look for due wakes at once.
+      onFree: () => this.wakeUp?.(),
+    });
+    try {
+      while (this.running) {
+        await pool.fill();
+        if (!this.running) break;
+        const next = await this.wakes.nextDueAt();
+        const pause = next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - Date.now()));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pause);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = undefined;
+      }
+    } finally {
+      await pool.idle().catch(() => {});
     }
   }
 
