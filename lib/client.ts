@@ -21,6 +21,7 @@ import { assertJsonSafe, canonicalJson } from "./core/json.ts";
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, keys, parseRecord } from "./core/records.ts";
 import type { Registry } from "./core/registry.ts";
 import { zodIssues } from "./core/zod-issues.ts";
+import { validate } from "./core/validate.ts";
 import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 
 const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
@@ -96,7 +97,7 @@ export class Client {
     if (typeof runId !== "string" || !ID.test(runId)) {
       throw new InvalidInputError("invalid run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
     }
-    const parsed = def.input.safeParse(input);
+    const parsed = validate(def.input, input);
     if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(input, "input");
     const now = this.o.clock.now();
@@ -130,7 +131,7 @@ export class Client {
     if (!def) throw new UnknownWorkflowError(run.workflow);
     const schema = Object.hasOwn(def.signals, name) ? def.signals[name] : undefined;
     if (!schema) throw new UnknownSignalError(run.workflow, name);
-    const parsed = schema.safeParse(payload);
+    const parsed = validate(schema, payload);
     if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(payload, "payload");
     const signalId = options.signalId ?? globalThis.crypto.randomUUID();

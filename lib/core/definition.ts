@@ -1,11 +1,11 @@
-import type { z } from "zod";
+import type { StandardSchemaV1 } from "./standard-schema.ts";
 import type { Duration } from "./duration.ts";
 import { WorkflowDefinitionError } from "./errors.ts";
 import type { StepInterruptedError } from "./errors.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
-/** Signals a workflow accepts, by name, each with the zod schema its payload must pass. */
-export type SignalMap = Record<string, z.ZodType>;
+/** Signals a workflow accepts, by name, each with the schema its payload must pass (zod, zod/mini or any Standard Schema library). */
+export type SignalMap = Record<string, StandardSchemaV1>;
 
 /** What a step's function receives. */
 export interface StepRunContext {
@@ -93,7 +93,7 @@ export interface Step<S extends SignalMap = SignalMap> {
    * if (!approval.received || !approval.payload.approved) return cancel();
    * ```
    */
-  waitForSignal<K extends keyof S & string>(name: K, options?: WaitOptions): Promise<WaitResult<z.output<S[K]>>>;
+  waitForSignal<K extends keyof S & string>(name: K, options?: WaitOptions): Promise<WaitResult<StandardSchemaV1.InferOutput<S[K]>>>;
   /** The current time, the same on every replay. */
   now(): Date;
   /** A number in [0, 1), the same on every replay. */
@@ -104,7 +104,7 @@ export interface Step<S extends SignalMap = SignalMap> {
 
 export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S>) => Promise<O>;
 
-export interface DurableOptions<IS extends z.ZodType, S extends SignalMap> {
+export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap> {
   /** The workflow's name; journals record it, so keep it stable across deploys. */
   name: string;
   /** Schema of the run's input, checked before a run is created. */
@@ -119,7 +119,7 @@ export interface DurableOptions<IS extends z.ZodType, S extends SignalMap> {
 export interface Workflow<I = unknown, O = unknown, S extends SignalMap = SignalMap> {
   readonly kind: "waymark.workflow";
   readonly name: string;
-  readonly input: z.ZodType<I>;
+  readonly input: StandardSchemaV1<unknown, I>;
   readonly signals: S;
   readonly retry: RetryPolicy;
   /** The workflow's body (method syntax, so any workflow fits {@link AnyWorkflow}). */
@@ -158,16 +158,16 @@ export function assertName(what: string, name: string): void {
  * );
  * ```
  */
-export function defineWorkflow<IS extends z.ZodType, O, S extends SignalMap = Record<never, z.ZodType>>(
+export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalMap = Record<never, StandardSchemaV1>>(
   options: DurableOptions<IS, S>,
-  fn: WorkflowFn<z.output<IS>, O, S>,
-): Workflow<z.output<IS>, O, S> {
+  fn: WorkflowFn<StandardSchemaV1.InferOutput<IS>, O, S>,
+): Workflow<StandardSchemaV1.InferOutput<IS>, O, S> {
   assertName("workflow", options.name);
   for (const signal of Object.keys(options.signals ?? {})) assertName("signal", signal);
   return Object.freeze({
     kind: "waymark.workflow" as const,
     name: options.name,
-    input: options.input as z.ZodType<z.output<IS>>,
+    input: options.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<IS>>,
     signals: (options.signals ?? {}) as S,
     retry: resolveRetry(options.retries),
     fn,

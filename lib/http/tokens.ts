@@ -5,7 +5,7 @@
  * Tokens are deterministic: the same claims mint the same token on every replay.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { z } from "zod";
+import * as z from "../core/shape.ts";
 import type { ApprovalLinks, LinkClaims } from "../ports.ts";
 import { type WebhookSecret, secretList } from "./secret.ts";
 
