@@ -18,7 +18,7 @@ import {
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
 import { assertJsonSafe, canonicalJson } from "./core/json.ts";
-import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, keys, parseRecord } from "./core/records.ts";
+import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import type { Registry } from "./core/registry.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { validate } from "./core/validate.ts";
@@ -51,6 +51,8 @@ export interface SignalOptions {
   signalId?: string;
   /** Target one wait (e.g. `approval#2`) instead of the oldest open wait for this signal. */
   waitId?: string;
+  /** Who sends it, recorded with the signal and shown to the workflow (`WaitResult.sender`). */
+  sender?: SignalSender;
 }
 
 export interface SignalReceipt {
@@ -146,11 +148,11 @@ export class Client {
       if (decided && decided.signalId !== signalId) throw new WaitResolvedError(runId, options.waitId, decision(decided));
     }
 
-    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }) };
+    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
     const put = await store.appendRecord(runId, { key: keys.signal(signalId), body: record });
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
-      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload)) {
+      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
         throw new SignalConflictError(runId, signalId);
       }
     }
@@ -161,7 +163,7 @@ export class Client {
     const consumedBy = findResolutionOf(view, signalId);
     if (consumedBy) {
       // A retried delivery: the first may have died before its wake went out, so send it again.
-      await this.o.wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+      await this.wake(runId);
       return { signalId, status: "delivered", waitId: consumedBy };
     }
     const mine = view.signal(signalId);
@@ -171,7 +173,18 @@ export class Client {
     }
     const target =
       options.waitId !== undefined ? view.step(options.waitId) : view.openWaits().find((w) => w.signal === name);
-    if (!target || target.kind !== "wait") return { signalId, status: "buffered" };
+    if (!target || target.kind !== "wait") {
+      // By name, with no open wait: if the latest wait for this signal already timed out, this
+      // signal came too late for it. It is kept as a late event and the sender hears so (409),
+      // instead of "buffered" for a wait that may never come.
+      const missed = options.waitId === undefined ? latestWait(view, name) : undefined;
+      const decided = missed && view.resolution(missed.stepId);
+      if (missed && decided?.via === "timeout") {
+        await store.markLate(runId, keys.signal(signalId), missed.stepId);
+        throw new WaitResolvedError(runId, missed.stepId, decision(decided));
+      }
+      return { signalId, status: "buffered" };
+    }
     // By name, the oldest buffered signal goes first; by wait id, this very signal.
     const chosen = options.waitId !== undefined ? signalId : (view.bufferedSignals(name)[0]?.signalId ?? signalId);
     let res = view.resolution(target.stepId);
@@ -180,7 +193,7 @@ export class Client {
       const put2 = await store.appendRecord(runId, { key: keys.resolution(target.stepId), body: ours });
       if (put2.written) {
         // Wake first, then cancel the timeout: if the wake cannot be sent, the timeout still will.
-        await this.o.wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+        await this.wake(runId);
         if (target.timeoutAt !== undefined) await this.o.wakes.cancel(runId, `timeout:${target.stepId}`).catch(() => {});
         res = ours;
       } else {
@@ -226,6 +239,16 @@ export class Client {
     return this.o.store.finishRun(runId, { now: this.o.clock.now(), status: "cancelled" });
   }
 
+  /**
+   * Wakes a run whose wait was resolved. The run is first marked due in the store, so that if
+   * the wake is lost (or cannot be sent at all) the watchdog still finds it.
+   */
+  private async wake(runId: string): Promise<void> {
+    const now = this.o.clock.now();
+    await this.o.store.markDue(runId, now);
+    await this.o.wakes.schedule({ runId, at: now, reason: "signal", key: "signal" });
+  }
+
   private async requireRun(runId: string): Promise<RunMeta> {
     const run = await this.o.store.getRun(runId);
     if (!run) throw new RunNotFoundError(runId);
@@ -242,6 +265,16 @@ export class Client {
 function findResolutionOf(view: JournalView, signalId: string): string | undefined {
   for (const id of view.stepIds()) if (view.resolution(id)?.signalId === signalId) return id;
   return undefined;
+}
+
+/** The most recently recorded wait for a signal name, resolved or not. */
+function latestWait(view: JournalView, name: string): (StepRecord & { kind: "wait" }) | undefined {
+  let latest: (StepRecord & { kind: "wait" }) | undefined;
+  for (const id of view.stepIds()) {
+    const s = view.step(id);
+    if (s?.kind === "wait" && s.signal === name && (latest === undefined || s.at >= latest.at)) latest = s;
+  }
+  return latest;
 }
 
 function decision(r: ResolutionRecord): WaitDecision {

@@ -25,6 +25,8 @@ export type {
   StepRunOptions,
   WaitOptions,
   WaitResult,
+  SignalSender,
+  ApprovalLink,
   Workflow,
   WorkflowFn,
 } from "./core/definition.ts";

@@ -2,6 +2,7 @@ import type { StandardSchemaV1 } from "./standard-schema.ts";
 import type { Duration } from "./duration.ts";
 import { WorkflowDefinitionError } from "./errors.ts";
 import type { StepInterruptedError } from "./errors.ts";
+import type { SignalSender } from "./records.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
 /** Signals a workflow accepts, by name, each with the schema its payload must pass (zod, zod/mini or any Standard Schema library). */
@@ -37,8 +38,14 @@ export interface StepRunOptions {
   semantics?: "at-least-once" | "at-most-once";
 }
 
-/** What `waitForSignal` resolves to. */
-export type WaitResult<T> = { received: true; payload: T; signalId: string } | { received: false };
+/**
+ * What `waitForSignal` resolves to. `sender` is who sent the signal: `verified` when it came
+ * through a link minted for that approver (`approvers`), `verified: false` when the approval
+ * body only named them; absent when nobody was named.
+ */
+export type WaitResult<T> = { received: true; payload: T; signalId: string; sender?: SignalSender } | { received: false };
+
+export type { SignalSender };
 
 export interface WaitOptions {
   /** Give up after this long: the wait then resolves to `{ received: false }`. */
@@ -49,17 +56,37 @@ export interface WaitOptions {
    * runtime to be configured with a webhook secret.
    */
   notify?: (link: ApprovalLink) => Promise<unknown> | unknown;
+  /**
+   * Mint one link per named approver instead of one link for anyone: `notify` is called once
+   * per approver, in this order, each time with that approver's link (inside the one journaled
+   * notify step, so a retry of that step calls it again for each: deduplicate on
+   * `runId/waitId/approver`). A signal through a link is recorded as sent by its approver
+   * (`sender: { id, verified: true }`); the first link used decides the wait.
+   *
+   * @example
+   * ```ts
+   * const ok = await step.waitForSignal("approval", {
+   *   approvers: ["ana@shop.test", "ben@shop.test"],
+   *   notify: (link) => mailer.send(link.approver!, link.url),
+   * });
+   * if (ok.received && ok.sender?.verified) log(`approved by ${ok.sender.id}`);
+   * ```
+   */
+  approvers?: readonly string[];
 }
 
 /** A single-use capability to resolve one wait, for a human approver. */
 export interface ApprovalLink {
   runId: string;
   waitId: string;
-  /** Unguessable and signed; bound to run, wait and expiry. */
+  /** Unguessable and signed; bound to the run (this incarnation of its id), the wait, the approver and expiry. */
   token: string;
   /** The full URL when the runtime knows its public base URL. */
   url: string | undefined;
-  expiresAt: number | undefined;
+  /** Every link expires: at the wait's timeout, or its maximum lifetime (default 7 days) if sooner. */
+  expiresAt: number;
+  /** The approver this link is for, when the wait named `approvers`. */
+  approver?: string;
 }
 
 /**

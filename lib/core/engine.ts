@@ -182,6 +182,7 @@ export class Engine {
       ...(this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
+      runCreatedAt: journal.run.createdAt,
       onStep: (event) => {
         options.onStep?.(event);
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
@@ -197,8 +198,16 @@ export class Engine {
     if (outcome === "overdue") return this.abandon(runId, hold, execution);
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
     if (outcome.type === "aborted") {
-      if (outcome.leaseLost) return { status: "lost-lease" };
-      throw outcome.error;
+      if (!outcome.leaseLost) throw outcome.error;
+      // Lost an append race, or outlived the lease by our own clock (no renewal was refused):
+      // free the run if the lease is still ours and have it continue at once, so the next
+      // invocation replays what the journal now says instead of waiting for the lease to lapse.
+      if (!hold.lost) {
+        hold.lost = true;
+        await this.release(runId, token, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => false);
+        await this.o.wakes.schedule({ runId, at: clock.now(), reason: "continue", key: "continue" });
+      }
+      return { status: "lost-lease" };
     }
     if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
     return this.suspend(runId, token, outcome.blockers, execution);

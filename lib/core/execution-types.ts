@@ -53,6 +53,8 @@ export interface ExecutionOptions {
   maxValueBytes?: number;
   /** Mints the links `waitForSignal({ notify })` hands out. */
   links?: ApprovalLinks;
+  /** The run's `createdAt`, which links are bound to (a later run reusing the id gets other links). */
+  runCreatedAt: number;
   onStep?: (event: StepEvent) => void;
 }
 

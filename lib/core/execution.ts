@@ -221,15 +221,16 @@ export class Execution extends ExecutionState {
         return this.continueNow(stepId, `signal:${name}`);
       }
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
-      return { received: true, payload: parse(schema, signal.payload), signalId: signal.signalId };
+      return { received: true, payload: parse(schema, signal.payload), signalId: signal.signalId, ...(signal.sender ? { sender: signal.sender } : {}) };
     }
     const waitRecord: Unstamped<StepRecord> = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) };
     let written = recorded !== undefined;
     if (options?.notify) {
       // The wait is recorded before its link goes out, so the link always points at a real wait.
-      if (!written) await this.write(waitRecord);
+      // Its record's time is when the link's lifetime starts: the same on every replay.
+      const issuedAt = recorded ? recorded.at : (await this.write(waitRecord)).record.at;
       written = true;
-      await this.notify(stepId, name, timeoutAt, options.notify);
+      await this.notify(stepId, name, timeoutAt, issuedAt, options);
     }
     const blocker: Blocker = { stepId, key: `timeout:${stepId}`, reason: "timeout", waitingFor: `signal:${name}`, signal: name };
     if (timeoutAt !== undefined) blocker.wakeAt = timeoutAt;
@@ -237,20 +238,39 @@ export class Execution extends ExecutionState {
     return this.block(blocker);
   }
 
-  /** Hands the approver a capability link, once: a journaled step with an id derived from the wait's. */
-  private async notify(waitId: string, signal: string, expiresAt: number | undefined, notify: NonNullable<WaitOptions["notify"]>): Promise<void> {
+  /**
+   * Hands the approvers capability links, once: a journaled step with an id derived from the
+   * wait's. One link for anyone, or one per named approver.
+   */
+  private async notify(waitId: string, signal: string, timeoutAt: number | undefined, issuedAt: number, options: WaitOptions): Promise<void> {
     const links = this.o.links;
-    if (!this.ownsLease()) return never();
+    const notify = options.notify;
+    if (!this.ownsLease() || !notify) return never();
     if (!links) throw new WorkflowDefinitionError(`wait "${waitId}" asks for an approval link, but this runtime has no webhook secret configured`);
-    const { token, url } = links.mint({ runId: this.o.runId, waitId, signal, ...(expiresAt === undefined ? {} : { expiresAt }) });
+    const approvers = options.approvers === undefined ? [undefined] : checkApprovers(waitId, options.approvers);
+    const minted = approvers.map((approver) => {
+      const claims = { runId: this.o.runId, waitId, signal, runCreatedAt: this.o.runCreatedAt, issuedAt, ...(timeoutAt === undefined ? {} : { expiresAt: timeoutAt }) };
+      const { token, url, expiresAt } = links.mint(approver === undefined ? claims : { ...claims, approver });
+      return { runId: this.o.runId, waitId, token, url, expiresAt, ...(approver === undefined ? {} : { approver }) };
+    });
     await this.runStepWithId(
       `${waitId}:notify`,
       async () => {
-        await notify({ runId: this.o.runId, waitId, token, url, expiresAt });
+        for (const link of minted) await notify(link);
         return null;
       },
       undefined,
       false,
     );
   }
+}
+
+/** Approvers must be distinct, non-empty names; a mistake here is the workflow's, not the run's. */
+function checkApprovers(waitId: string, approvers: readonly string[]): string[] {
+  const list = [...approvers];
+  const bad = list.some((a) => typeof a !== "string" || a.length === 0 || a.length > 256);
+  if (list.length === 0 || bad || new Set(list).size !== list.length) {
+    throw new WorkflowDefinitionError(`wait "${waitId}": approvers must be a non-empty list of distinct names of 1-256 characters`);
+  }
+  return list;
 }

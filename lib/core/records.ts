@@ -90,6 +90,9 @@ export const ResolutionRecord = z.object({
   signalId: z.string().optional(),
 });
 
+/** Who sent a signal: `verified` when an approver-bound link proved it, else only claimed. */
+export const SignalSender = z.object({ id: z.string(), verified: z.boolean() });
+
 export const SignalRecord = z.object({
   ...common,
   type: z.literal("signal"),
@@ -98,6 +101,8 @@ export const SignalRecord = z.object({
   payload: z.unknown(),
   /** Set when the signal was sent to one wait (e.g. through its approval link): no other wait may take it. */
   waitId: z.string().optional(),
+  /** Absent in journals written before senders were recorded, and when nobody was named. */
+  sender: SignalSender.optional(),
 });
 
 export const StartRecord = z.object({
@@ -117,6 +122,7 @@ export type AttemptRecord = z.infer<typeof AttemptRecord>;
 export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
 export type SignalRecord = z.infer<typeof SignalRecord>;
 export type StartRecord = z.infer<typeof StartRecord>;
+export type SignalSender = z.infer<typeof SignalSender>;
 export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;

@@ -60,7 +60,8 @@ export class OptionalShape<T> extends Shape<T | undefined> {
 }
 
 export type output<S extends Shape<unknown>> = S["_output"];
-export type { output as infer };
+// No shape transforms its value: what goes in is what comes out.
+export type { output as infer, output as input };
 
 function fail<T>(issues: Issue[], path: PropertyKey[], message: string, value: T): T {
   issues.push({ path, message });

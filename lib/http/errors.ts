@@ -29,6 +29,7 @@ export type HttpErrorName =
   | "SignatureError"
   | "LinkNotFoundError"
   | "LinkExpiredError"
+  | "ApproverMismatchError"
   | "ServiceUnavailableError";
 
 export interface ErrorBody {

@@ -4,7 +4,8 @@
  * validates again before it writes:
  *
  *   route (404) → method (405 + allow) → size (413) → signature or token (401 / 404 / 410)
- *   → content type (415) → JSON (400) → shape (400) → the client: schema (422), state (404 / 409)
+ *   → content type (415) → JSON (400) → shape (400) → link's run and approver (410 / 403)
+ *   → the client: schema (422), state (404 / 409)
  */
 import { createHash } from "node:crypto";
 import type { Client } from "../client.ts";
@@ -79,6 +80,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     // (401 would owe a WWW-Authenticate challenge), and one answer for every bad token tells a
     // prober nothing about which part was wrong.
     if (v.reason === "expired") throw new HttpError(410, "LinkExpiredError", "this approval link has expired");
+    if (v.reason === "legacy") throw new HttpError(410, "LinkExpiredError", "this approval link has an old format that is no longer accepted; ask for a new link");
     throw new HttpError(404, "LinkNotFoundError", "no such approval link");
   };
   const runId = (params: Params): string => {
@@ -96,8 +98,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         POST: async (req, p) => {
           signed(req);
           const body = readJsonBody(req);
-          // Without an Idempotency-Key or a signalId, the same path and body are the same signal:
-          // a caller's retry (re-signed with a new timestamp) must not deliver it twice.
+          // Without a signalId, the same path and body are the same signal: a caller's retry
+          // (re-signed with a new timestamp) or a replay must not deliver it twice. Only signed
+          // inputs go in: never the timestamp, never an unsigned header.
           const fallbackId = `req:${createHash("sha256").update(`${req.path}\n${req.body}`).digest("hex").slice(0, 40)}`;
           return deliverSignal(ctx, runId(p), p.name ?? "", body, req.headers["idempotency-key"], fallbackId);
         },

@@ -6,7 +6,8 @@ import * as z from "../core/shape.ts";
 import type { Client, HistoryEntry } from "../client.ts";
 import { RunFinishedError, SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
 import { zodIssues } from "../core/zod-issues.ts";
-import { type ApprovalLinks, type LinkClaims, TERMINAL_STATUSES } from "../ports.ts";
+import type { SignalSender } from "../core/records.ts";
+import { type ApprovalLinks, type LinkClaims, type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
 import { HttpError, json } from "./errors.ts";
 import type { HttpResponse } from "./types.ts";
 
@@ -40,7 +41,7 @@ export async function getRun(ctx: RouteContext, runId: string): Promise<HttpResp
     const out: Record<string, unknown> = { waitId: w.waitId, signal: w.signal };
     if (w.timeoutAt !== undefined) out.timeoutAt = w.timeoutAt;
     if (ctx.links) {
-      const { token, url } = ctx.links.mint(claimsOf(run.runId, w));
+      const { token, url } = ctx.links.mint(claimsOf(run, w));
       out.approvalToken = token;
       if (url !== undefined) out.approvalUrl = url;
     }
@@ -54,13 +55,22 @@ export async function getRun(ctx: RouteContext, runId: string): Promise<HttpResp
   return json(200, body);
 }
 
-/** `POST /runs/:runId/signals/:name`: 202 delivered or buffered. */
+/**
+ * `POST /runs/:runId/signals/:name`: 202 delivered or buffered. The signal's id is the body's
+ * `signalId` (signed), else derived from the signed path and body.
+ */
 export async function deliverSignal(ctx: RouteContext, runId: string, name: string, body: unknown, headerId: string | undefined, fallbackId: string): Promise<HttpResponse> {
   const { payload, signalId: bodyId, waitId } = parse(SignalBody, body, ["payload"]);
+  // The signature covers the body, not the headers: an Idempotency-Key alone could be changed
+  // by anyone replaying a captured request, turning one signal into several. It may only repeat
+  // the signed body's signalId.
+  if (headerId !== undefined && bodyId === undefined) {
+    throw new HttpError(400, "InvalidRequestError", "the Idempotency-Key header is not covered by the signature: put the id in the body's signalId", { issues: [{ path: "signalId", message: "required with Idempotency-Key" }] });
+  }
   if (bodyId !== undefined && headerId !== undefined && bodyId !== headerId) {
     throw new HttpError(400, "InvalidRequestError", "signalId and the Idempotency-Key header differ", { issues: [{ path: "signalId", message: "must equal Idempotency-Key" }] });
   }
-  const signalId = bodyId ?? headerId ?? fallbackId;
+  const signalId = bodyId ?? fallbackId;
   try {
     const receipt = await ctx.client.signal(runId, name, payload, { signalId, ...(waitId === undefined ? {} : { waitId }) });
     return json(202, receipt);
@@ -73,26 +83,59 @@ export async function deliverSignal(ctx: RouteContext, runId: string, name: stri
 /** `GET /approvals/:token`: what the link approves and whether it is still open; writes nothing. */
 export async function describeApproval(ctx: RouteContext, claims: LinkClaims): Promise<HttpResponse> {
   const { run, entries } = await ctx.client.history(claims.runId);
+  assertSameRun(claims, run);
   const wait = waitsOf(entries).find((w) => w.waitId === claims.waitId && w.signal === claims.signal);
   if (!wait) throw new WaitNotFoundError(claims.runId, claims.waitId);
   const decision = decisionOf(entries, claims.waitId);
   const body: Record<string, unknown> = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal, runStatus: run.status };
+  if (claims.approver !== undefined) body.approver = claims.approver;
   if (claims.expiresAt !== undefined) body.expiresAt = claims.expiresAt;
   body.open = decision === undefined && !TERMINAL_STATUSES.has(run.status);
   if (decision) body.decision = decision;
   return json(200, body);
 }
 
-/** `POST /approvals/:token`: delivers the body as the signal's payload to exactly the token's wait. */
+/**
+ * `POST /approvals/:token`: delivers the body as the signal's payload to exactly the token's
+ * wait, recorded as sent by the token's approver (verified) or by the `approver` the body names
+ * (claimed).
+ */
 export async function approve(ctx: RouteContext, claims: LinkClaims, signalId: string, payload: unknown): Promise<HttpResponse> {
+  assertSameRun(claims, await ctx.client.get(claims.runId));
+  const sender = senderOf(claims, payload);
   try {
-    const receipt = await ctx.client.signal(claims.runId, claims.signal, payload, { waitId: claims.waitId, signalId });
+    const receipt = await ctx.client.signal(claims.runId, claims.signal, payload, { waitId: claims.waitId, signalId, ...(sender ? { sender } : {}) });
     return json(receipt.status === "delivered" ? 200 : 202, { runId: claims.runId, ...receipt });
   } catch (err) {
     // Used before (another payload), or the run has finished: answer with the wait's decision when it has one.
     if (err instanceof SignalConflictError || err instanceof RunFinishedError) await explainFinished(ctx, claims.runId, claims.signal, claims.waitId);
     throw err;
   }
+}
+
+/**
+ * A link belongs to one run, not to its id: after retention, a later run may reuse the id, and
+ * an old link must not decide it. Only a genuine token gets here, so 410 reveals nothing.
+ */
+function assertSameRun(claims: LinkClaims, run: RunMeta): void {
+  if (run.createdAt !== claims.runCreatedAt) {
+    throw new HttpError(410, "LinkExpiredError", "this approval link was issued to an earlier run with this id");
+  }
+}
+
+/**
+ * Who sends an approval: the token's approver, proven by the link; else the `approver` the body
+ * names, only claimed. A body that names someone else than the link's approver is refused.
+ */
+function senderOf(claims: LinkClaims, payload: unknown): SignalSender | undefined {
+  const named = typeof payload === "object" && payload !== null && Object.hasOwn(payload, "approver") ? (payload as { approver: unknown }).approver : undefined;
+  if (claims.approver !== undefined) {
+    if (named !== undefined && named !== claims.approver) {
+      throw new HttpError(403, "ApproverMismatchError", "this approval link belongs to another approver than the body names", { issues: [{ path: "approver", message: "must be the link's approver" }] });
+    }
+    return { id: claims.approver, verified: true };
+  }
+  return typeof named === "string" && named !== "" ? { id: named, verified: false } : undefined;
 }
 
 /** Throws `WaitResolvedError` with the decision of the wait a refused signal was for (by id, else the latest for its name), if decided. */
@@ -118,13 +161,15 @@ interface WaitInfo {
   waitId: string;
   signal: string;
   timeoutAt: number | undefined;
+  /** When the wait was recorded. */
+  at: number;
 }
 
 function waitsOf(entries: HistoryEntry[]): WaitInfo[] {
   const out: WaitInfo[] = [];
   for (const e of entries) {
     const r = e.record;
-    if (r?.type === "step" && r.kind === "wait") out.push({ waitId: r.stepId, signal: r.signal, timeoutAt: r.timeoutAt });
+    if (r?.type === "step" && r.kind === "wait") out.push({ waitId: r.stepId, signal: r.signal, timeoutAt: r.timeoutAt, at: r.at });
   }
   return out;
 }
@@ -142,6 +187,6 @@ function decisionOf(entries: HistoryEntry[], waitId: string): WaitDecision | und
   return undefined;
 }
 
-function claimsOf(runId: string, w: WaitInfo): LinkClaims {
-  return { runId, waitId: w.waitId, signal: w.signal, ...(w.timeoutAt === undefined ? {} : { expiresAt: w.timeoutAt }) };
+function claimsOf(run: RunMeta, w: WaitInfo): LinkClaims {
+  return { runId: run.runId, waitId: w.waitId, signal: w.signal, runCreatedAt: run.createdAt, issuedAt: w.at, ...(w.timeoutAt === undefined ? {} : { expiresAt: w.timeoutAt }) };
 }

@@ -6,6 +6,8 @@
  *
  * The path is the raw request path without its query string; the body is the raw body text.
  * A timestamp further than the replay window from the server's clock (either way) is refused.
+ * No other header is covered, so nothing that decides identity may come from one: a signal's id
+ * is the body's `signalId`, and an `Idempotency-Key` header may only repeat it.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { type WebhookSecret, secretList } from "./secret.ts";

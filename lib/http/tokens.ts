@@ -3,9 +3,16 @@
  * The HMAC key is derived from the webhook secret for this purpose only
  * (`HMAC(secret, "waymark-approval-v1")`), so a token can never double as a request signature.
  * Tokens are deterministic: the same claims mint the same token on every replay.
+ *
+ * Claims (format 2): `{ v: 2, runId, waitId, signal, inc, iat, exp, approver? }`. `inc` is the
+ * run's `createdAt` (the incarnation: a later run that reuses the id after retention gets other
+ * tokens, and the webhook refuses this one for it), `iat` when the wait was recorded, `exp` the
+ * sooner of the wait's timeout and `iat` + the maximum lifetime: every link expires. Tokens of
+ * the first format (no `v`, no incarnation, possibly no expiry) are refused as `legacy`.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import * as z from "../core/shape.ts";
+import { type Duration, parseDuration } from "../core/duration.ts";
 import type { ApprovalLinks, LinkClaims } from "../ports.ts";
 import { type WebhookSecret, secretList } from "./secret.ts";
 
@@ -18,10 +25,21 @@ export interface ApprovalLinksOptions {
    * a token but no URL.
    */
   baseUrl?: string | (() => string | undefined);
+  /**
+   * The longest a link lives, counted from when its wait was recorded. Default `"7d"`. A wait's
+   * timeout, if sooner, still ends the link first.
+   */
+  maxLifetime?: Duration;
 }
 
-/** Why a token was refused. */
-export type TokenFailure = "malformed" | "bad-signature" | "expired";
+/** Default {@link ApprovalLinksOptions.maxLifetime}: 7 days. */
+export const DEFAULT_LINK_LIFETIME_MS = 7 * 86_400_000;
+
+/**
+ * Why a token was refused. `legacy`: a genuine token of the first format, which was bound to
+ * neither the run's incarnation nor a maximum lifetime.
+ */
+export type TokenFailure = "malformed" | "bad-signature" | "expired" | "legacy";
 
 export type TokenVerification =
   | { ok: true; claims: LinkClaims; signalId: string }
@@ -32,26 +50,29 @@ export const MAX_TOKEN_LENGTH = 2048;
 
 const TOKEN = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
 const Claims = z
-  .object({ runId: z.string(), waitId: z.string(), signal: z.string(), exp: z.number().optional() })
+  .object({ v: z.literal(2), runId: z.string(), waitId: z.string(), signal: z.string(), inc: z.number(), iat: z.number(), exp: z.number(), approver: z.string().optional() })
   .strict();
+const LegacyClaims = z.object({ runId: z.string(), waitId: z.string(), signal: z.string(), exp: z.number().optional() }).strict();
 
 /**
  * Creates the {@link ApprovalLinks} a runtime hands to `waitForSignal({ notify })`.
  *
  * @example
  * ```ts
- * const links = createApprovalLinks({ secret: process.env.WAYMARK_WEBHOOK_SECRET!, baseUrl: "http://127.0.0.1:8787" });
- * const { url } = links.mint({ runId: "order-8472", waitId: "approval", signal: "approval" });
- * // http://127.0.0.1:8787/approvals/eyJydW5JZCI6…
+ * const links = createApprovalLinks({ secret: process.env.WAYMARK_WEBHOOK_SECRET!, baseUrl: "http://127.0.0.1:8787", maxLifetime: "3d" });
+ * const { url, expiresAt } = links.mint({ runId: "order-8472", waitId: "approval", signal: "approval", runCreatedAt, issuedAt, approver: "ana" });
+ * // http://127.0.0.1:8787/approvals/eyJ2Ijoy…, valid until issuedAt + 3 days
  * ```
  */
 export function createApprovalLinks(options: ApprovalLinksOptions): ApprovalLinks {
   const [key] = secretList(options.secret).map(tokenKey);
+  const lifetime = options.maxLifetime === undefined ? DEFAULT_LINK_LIFETIME_MS : parseDuration(options.maxLifetime);
   return {
     mint(claims: LinkClaims) {
-      const token = mintToken(key as Buffer, claims);
+      const expiresAt = Math.min(claims.issuedAt + lifetime, claims.expiresAt ?? Number.POSITIVE_INFINITY);
+      const token = mintToken(key as Buffer, { ...claims, expiresAt });
       const base = typeof options.baseUrl === "function" ? options.baseUrl() : options.baseUrl;
-      return { token, url: base === undefined ? undefined : `${base.replace(/\/+$/, "")}/approvals/${token}` };
+      return { token, url: base === undefined ? undefined : `${base.replace(/\/+$/, "")}/approvals/${token}`, expiresAt };
     },
   };
 }
@@ -63,7 +84,8 @@ export function createApprovalLinks(options: ApprovalLinksOptions): ApprovalLink
  * @example
  * ```ts
  * const v = verifyApprovalToken(secret, token, Date.now());
- * if (!v.ok) return v.reason === "expired" ? gone() : notFound();
+ * if (!v.ok) return v.reason === "expired" || v.reason === "legacy" ? gone() : notFound();
+ * // …then check v.claims.runCreatedAt against the run's createdAt before delivering.
  * await client.signal(v.claims.runId, v.claims.signal, payload, { waitId: v.claims.waitId, signalId: v.signalId });
  * ```
  */
@@ -81,22 +103,25 @@ export function verifyApprovalToken(secret: WebhookSecret, token: string, now: n
     if (timingSafeEqual(hmac(key, payload), sig)) valid = true;
   }
   if (!valid) return { ok: false, reason: "bad-signature" };
-  let claims: z.infer<typeof Claims>;
+  let json: unknown;
   try {
-    claims = Claims.parse(JSON.parse(Buffer.from(payload, "base64url").toString("utf8")));
+    json = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
   } catch {
     return { ok: false, reason: "malformed" };
   }
-  if (claims.exp !== undefined && now >= claims.exp) return { ok: false, reason: "expired" };
-  const out: LinkClaims = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal };
-  if (claims.exp !== undefined) out.expiresAt = claims.exp;
+  const parsed = Claims.safeParse(json);
+  if (!parsed.success) return { ok: false, reason: LegacyClaims.safeParse(json).success ? "legacy" : "malformed" };
+  const claims = parsed.data;
+  if (now >= claims.exp) return { ok: false, reason: "expired" };
+  const out: LinkClaims = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal, runCreatedAt: claims.inc, issuedAt: claims.iat, expiresAt: claims.exp };
+  if (claims.approver !== undefined) out.approver = claims.approver;
   return { ok: true, claims: out, signalId: `link:${createHash("sha256").update(payload).digest("hex").slice(0, 40)}` };
 }
 
-function mintToken(key: Buffer, claims: LinkClaims): string {
+function mintToken(key: Buffer, claims: LinkClaims & { expiresAt: number }): string {
   // Fixed key order: the same claims always give the same text, so the same token.
-  const body: Record<string, unknown> = { runId: claims.runId, waitId: claims.waitId, signal: claims.signal };
-  if (claims.expiresAt !== undefined) body.exp = claims.expiresAt;
+  const body: z.input<typeof Claims> = { v: 2, runId: claims.runId, waitId: claims.waitId, signal: claims.signal, inc: claims.runCreatedAt, iat: claims.issuedAt, exp: claims.expiresAt };
+  if (claims.approver !== undefined) body.approver = claims.approver;
   const payload = Buffer.from(JSON.stringify(body), "utf8").toString("base64url");
   return `${payload}.${hmac(key, payload).toString("base64url")}`;
 }

@@ -1,9 +1,10 @@
 /**
  * The local dev server: the webhook routes (the same handler as the Lambda Function URL) and a
  * read-only dashboard at `GET /`, on 127.0.0.1 by default. Bodies are limited while they are
- * read, so an oversized upload is refused without being buffered.
+ * read, so an oversized upload is refused without being buffered. Only requests whose `Host`
+ * names this server are answered (see served-hosts.ts), whatever the bind address.
  */
-import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import { type IncomingMessage, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Client } from "../client.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../http/body.ts";
@@ -13,24 +14,42 @@ import type { WebhookSecret } from "../http/secret.ts";
 import type { HttpRequest, HttpResponse } from "../http/types.ts";
 import type { ApprovalLinks } from "../ports.ts";
 import { renderDashboard } from "./dashboard.ts";
+import { servedHosts } from "./served-hosts.ts";
 
 export interface DevServerOptions {
   /** A local runtime (or anything with its client) whose runs the server serves. */
   runtime: { client: Client };
   /** Default 8787; 0 picks a free port. */
   port?: number;
-  /** Default 127.0.0.1. Binding anything else exposes the routes beyond this machine. */
+  /**
+   * Default 127.0.0.1. Binding anything else exposes the routes beyond this machine. Requests
+   * are answered only when their `Host` is the bind address, a localhost name, one of this
+   * machine's interface addresses (when bound to `0.0.0.0` or `::`), or in `allowedHosts`.
+   */
   host?: string;
+  /**
+   * More `Host` names to answer to, e.g. the machine's DNS name when bound to `0.0.0.0`
+   * (`["devbox.lan"]`). Exact names, ports ignored.
+   */
+  allowedHosts?: readonly string[];
   /** The same secret as the runtime's `webhook.secret`, or its approval links will not verify. */
   secret: WebhookSecret;
   maxBodyBytes?: number;
   /** Adds approval URLs to `GET /runs/:runId` (pass the runtime's links options through `createApprovalLinks`). */
   links?: ApprovalLinks;
   onFault?: HttpHandlerOptions["onFault"];
+  /**
+   * Sees requests whose client went away before the answer (a closed tab, a killed curl). Not a
+   * fault: nothing is logged and nothing is written back. Default: ignored.
+   */
+  onClientAbort?: (req: { method: string; path: string }) => void;
 }
 
 export interface DevServer {
-  /** e.g. `http://127.0.0.1:8787`, no trailing slash. */
+  /**
+   * e.g. `http://127.0.0.1:8787`, no trailing slash. Bound to a wildcard (`0.0.0.0`, `::`), the
+   * loopback address of that family: a wildcard is not a name the server answers to.
+   */
   url: string;
   close(): Promise<void>;
 }
@@ -38,7 +57,6 @@ export interface DevServer {
 export const DEFAULT_DEV_PORT = 8787;
 /** What an oversized upload may still send (discarded) before the connection is cut. */
 const DISCARD_LIMIT = 1024 * 1024;
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 /**
  * Starts the dev server.
@@ -64,28 +82,40 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     onFault,
     ...(options.links ? { links: options.links } : {}),
   });
-  const loopbackOnly = LOOPBACK.has(host);
+  const served = servedHosts(host, options.allowedHosts);
+  const onClientAbort = options.onClientAbort ?? (() => {});
 
   const server = createServer((req, res) => {
-    // A page on another site must not reach a loopback server by rebinding its DNS name.
-    if (loopbackOnly && !LOOPBACK.has(hostnameOf(req.headers.host))) {
-      return send(res, json(403, { error: { name: "ForbiddenHostError", message: "this dev server answers only to localhost" } }));
+    // The client went away: not our fault, and there is no one left to answer.
+    // (`req.destroyed` is no sign: a request is destroyed once its body has been read.)
+    const gone = () => res.destroyed;
+    const aborted = () => onClientAbort({ method: req.method ?? "", path: (req.url ?? "/").split("?")[0] ?? "/" });
+    const send = (out: HttpResponse): void => {
+      if (res.headersSent) return;
+      if (gone()) return aborted();
+      res.writeHead(out.status, out.headers);
+      res.end(out.body);
+    };
+    // A page on another site must not reach this server by rebinding its DNS name.
+    if (!served(req.headers.host)) {
+      return send(json(403, { error: { name: "ForbiddenHostError", message: "this dev server does not answer to that Host name (see the allowedHosts option)" } }));
     }
     readBody(req, maxBody).then(
       async (body) => {
+        if (body === ABORTED) return aborted();
         if (body === undefined) {
-          return send(res, json(413, { error: { name: "PayloadTooLargeError", message: `request body exceeds ${maxBody} bytes` } }, { connection: "close" }));
+          return send(json(413, { error: { name: "PayloadTooLargeError", message: `request body exceeds ${maxBody} bytes` } }, { connection: "close" }));
         }
         const request = toHttpRequest(req, body);
         if (request.path === "/" && request.method === "GET") {
           const html = await renderDashboard(options.runtime.client);
-          return send(res, { status: 200, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'", "cache-control": "no-store" }, body: html });
+          return send({ status: 200, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'", "cache-control": "no-store" }, body: html });
         }
-        send(res, await handler(request));
+        send(await handler(request));
       },
     ).catch((err: unknown) => {
       onFault(err);
-      if (!res.headersSent) send(res, json(500, { error: { name: "InternalError", message: "internal error" } }));
+      send(json(500, { error: { name: "InternalError", message: "internal error" } }));
     });
   });
   server.requestTimeout = 30_000;
@@ -96,7 +126,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url: urlOf(host, port),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -105,9 +135,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   };
 }
 
-/** The body as UTF-8, or `undefined` once it passes `max` bytes (the rest is discarded, up to a cap). */
-function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
+function urlOf(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** What reading a body gives when its client went away mid-upload. */
+const ABORTED = Symbol("aborted");
+
+/**
+ * The body as UTF-8, `undefined` once it passes `max` bytes (the rest is discarded, up to a
+ * cap), or {@link ABORTED} when the stream fails: a request's stream fails only on its client's
+ * side (a reset, a half-sent body), never because of us.
+ */
+function readBody(req: IncomingMessage, max: number): Promise<string | undefined | typeof ABORTED> {
+  return new Promise((resolve) => {
     const declared = Number(req.headers["content-length"] ?? 0);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -128,7 +170,7 @@ function readBody(req: IncomingMessage, max: number): Promise<string | undefined
       chunks.push(chunk);
     });
     req.on("end", () => resolve(over ? undefined : Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
+    req.on("error", () => resolve(ABORTED));
   });
 }
 
@@ -141,16 +183,4 @@ function toHttpRequest(req: IncomingMessage, body: string): HttpRequest {
   );
   const query: Record<string, string> = q >= 0 ? Object.fromEntries(new URLSearchParams(raw.slice(q + 1))) : {};
   return { method: req.method ?? "GET", path: q >= 0 ? raw.slice(0, q) : raw, query, headers, body };
-}
-
-function hostnameOf(host: string | undefined): string {
-  if (!host) return "";
-  if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
-  return host.split(":")[0] ?? "";
-}
-
-function send(res: ServerResponse, out: HttpResponse): void {
-  if (res.headersSent) return;
-  res.writeHead(out.status, out.headers);
-  res.end(out.body);
 }

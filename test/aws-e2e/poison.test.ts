@@ -73,14 +73,14 @@ describe("poison", () => {
 
     // A sweep before the backoff has passed leaves it alone; after, it wakes it once, and the
     // next attempt backs off four times longer.
-    expect((await e2e.handler({ waymark: "watchdog" }, lambdaContext())).woken).not.toContain("elsewhere-1");
+    expect(((await e2e.handler({ waymark: "watchdog" }, lambdaContext())) as { woken: string[] }).woken).not.toContain("elsewhere-1");
     await e2e.advance(10_000 + 120_000 + 1);
-    expect((await e2e.handler({ waymark: "watchdog" }, lambdaContext())).woken).toContain("elsewhere-1");
+    expect(((await e2e.handler({ waymark: "watchdog" }, lambdaContext())) as { woken: string[] }).woken).toContain("elsewhere-1");
     await loop.runUntil(async () => e2e.lines("wake", "elsewhere-1").length > 1, { what: "the second attempt" });
     const second = await e2e.run("elsewhere-1");
     expect(second).toMatchObject({ status: "suspended", waitingFor: "workflow-not-hosted:refund-flow:2" });
     expect(second.wakeAt).toBe(second.updatedAt + 40_000);
-    expect((await e2e.handler({ waymark: "watchdog" }, lambdaContext())).woken).not.toContain("elsewhere-1");
+    expect(((await e2e.handler({ waymark: "watchdog" }, lambdaContext())) as { woken: string[] }).woken).not.toContain("elsewhere-1");
     expect(await e2e.receive("dlq")).toEqual([]);
   });
 });

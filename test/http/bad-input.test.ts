@@ -109,7 +109,7 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
   it("a forged or tampered approval token → 404 (no such link)", async () => {
     await refused(postJson("/approvals/not-a-token", { approved: true, approver: "eve" }), 404, "LinkNotFoundError");
     await refused(request("GET", "/approvals/not-a-token"), 404, "LinkNotFoundError");
-    const other = createApprovalLinks({ secret: OTHER_SECRET }).mint({ runId: "w-1", waitId: "approval", signal: "approval" });
+    const other = createApprovalLinks({ secret: OTHER_SECRET }).mint({ runId: "w-1", waitId: "approval", signal: "approval", runCreatedAt: 0, issuedAt: Date.now() });
     await refused(postJson(`/approvals/${other.token}`, { approved: true, approver: "eve" }), 404, "LinkNotFoundError");
     const [payload, sig] = linkPath("w-1").slice("/approvals/".length).split(".") as [string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as Record<string, unknown>;
@@ -223,9 +223,9 @@ describe("the webhook's happy paths, on the same runs", () => {
     expect(parseBody(again)).toMatchObject({ runId: "w-9", created: false });
   });
 
-  it("delivers a signal by name once per signal id (the Idempotency-Key header works too)", async () => {
+  it("delivers a signal by name once per signal id (an Idempotency-Key header may repeat it)", async () => {
     await waitFor("w-9", "suspended");
-    const req = signed("POST", "/runs/w-9/signals/approval", { payload: { approved: false, approver: "bo" } }, now());
+    const req = signed("POST", "/runs/w-9/signals/approval", { payload: { approved: false, approver: "bo" }, signalId: "hook-9" }, now());
     const keyed = { ...req, headers: { ...req.headers, "idempotency-key": "hook-9" } };
     const first = await handler(keyed);
     expect(first.status).toBe(202);

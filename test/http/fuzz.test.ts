@@ -129,7 +129,7 @@ describe("fuzzing the webhook handler", () => {
 
   it("forged, tampered, foreign and used approval tokens, and garbage for a genuine one: 4xx, nothing written", async () => {
     const before = await snapshot(runtime.client);
-    const foreign = createApprovalLinks({ secret: OTHER_SECRET }).mint({ runId: "f-1", waitId: "approval", signal: "approval" }).token;
+    const foreign = createApprovalLinks({ secret: OTHER_SECRET }).mint({ runId: "f-1", waitId: "approval", signal: "approval", runCreatedAt: 0, issuedAt: Date.now() }).token;
     const tampered = fc.tuple(fc.nat(), fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")).map(([i, c]) => {
       const at = i % open.length;
       return `${open.slice(0, at)}${c}${open.slice(at + 1)}`;

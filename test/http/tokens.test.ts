@@ -4,8 +4,8 @@ import { createApprovalLinks, verifyApprovalToken } from "../../lib/http/tokens.
 import { signRequest, verifyRequestSignature } from "../../lib/http/signing.ts";
 import { OTHER_SECRET, SECRET } from "./helpers.ts";
 
-const claims = { runId: "order-8472", waitId: "approval", signal: "approval", expiresAt: Date.UTC(2026, 0, 2) };
 const now = Date.UTC(2026, 0, 1);
+const claims = { runId: "order-8472", waitId: "approval", signal: "approval", runCreatedAt: now - 60_000, issuedAt: now - 1000, expiresAt: Date.UTC(2026, 0, 2) };
 
 describe("approval tokens", () => {
   it("are deterministic, verify, and carry their claims", () => {
@@ -25,9 +25,12 @@ describe("approval tokens", () => {
       links.mint({ ...claims, waitId: "approval#2" }).token,
       links.mint({ ...claims, runId: "order-8473" }).token,
       links.mint({ ...claims, expiresAt: claims.expiresAt + 1 }).token,
-      links.mint({ runId: claims.runId, waitId: claims.waitId, signal: claims.signal }).token,
+      links.mint({ runId: claims.runId, waitId: claims.waitId, signal: claims.signal, runCreatedAt: claims.runCreatedAt, issuedAt: claims.issuedAt }).token,
+      links.mint({ ...claims, runCreatedAt: claims.runCreatedAt + 1 }).token,
+      links.mint({ ...claims, approver: "ana" }).token,
+      links.mint({ ...claims, approver: "ben" }).token,
     ]);
-    expect(tokens.size).toBe(5);
+    expect(tokens.size).toBe(8);
     expect(links.mint(claims).url).toBeUndefined();
   });
 
@@ -53,6 +56,28 @@ describe("approval tokens", () => {
     const { token } = createApprovalLinks({ secret: SECRET }).mint(claims);
     expect(verifyApprovalToken(SECRET, token, claims.expiresAt - 1).ok).toBe(true);
     expect(verifyApprovalToken(SECRET, token, claims.expiresAt)).toEqual({ ok: false, reason: "expired" });
+  });
+
+  it("always expire: at the wait's timeout, or the maximum lifetime from when the wait began if sooner", () => {
+    const week = createApprovalLinks({ secret: SECRET });
+    const { runId, waitId, signal, runCreatedAt, issuedAt } = claims;
+    const open = week.mint({ runId, waitId, signal, runCreatedAt, issuedAt });
+    expect(open.expiresAt).toBe(issuedAt + 7 * 86_400_000);
+    expect(verifyApprovalToken(SECRET, open.token, open.expiresAt - 1)).toMatchObject({ ok: true, claims: { expiresAt: open.expiresAt, runCreatedAt } });
+    expect(verifyApprovalToken(SECRET, open.token, open.expiresAt)).toEqual({ ok: false, reason: "expired" });
+    const hour = createApprovalLinks({ secret: SECRET, maxLifetime: "1h" });
+    expect(hour.mint(claims).expiresAt).toBe(issuedAt + 3600_000);
+    expect(week.mint(claims).expiresAt).toBe(claims.expiresAt);
+  });
+
+  it("carry their approver, and a first-format token is refused as legacy (it was bound to neither incarnation nor lifetime)", () => {
+    const { token } = createApprovalLinks({ secret: SECRET }).mint({ ...claims, approver: "ana@shop.test" });
+    expect(verifyApprovalToken(SECRET, token, now)).toMatchObject({ ok: true, claims: { approver: "ana@shop.test" } });
+    // A genuine token of the first format, minted as the old code did.
+    const key = createHmac("sha256", SECRET).update("waymark-approval-v1").digest();
+    const payload = Buffer.from(JSON.stringify({ runId: "order-8472", waitId: "approval", signal: "approval" })).toString("base64url");
+    const legacy = `${payload}.${createHmac("sha256", key).update(payload).digest("base64url")}`;
+    expect(verifyApprovalToken(SECRET, legacy, now)).toEqual({ ok: false, reason: "legacy" });
   });
 
   it("are signed with a key derived for this purpose, and verify under either secret during a rotation", () => {
