@@ -2,10 +2,6 @@
  * The AWS runtime's measurements, one function each, on the e2e harness (DynamoDB Local, the SQS
  * emulator, the real Lambda handler; Scheduler is the stand-in, unused by these short runs).
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { gzipSync } from "node:zlib";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { z } from "zod";
 import { recordItem } from "../lib/aws/dynamodb-codec.ts";
@@ -119,60 +115,4 @@ export async function concurrentBatch(e2e: E2e, runs: number, steps: number, pol
   const seconds = (performance.now() - began) / 1000;
   const finished = await Promise.all(ids.map((id) => e2e.store.getRun(id)));
   return { seconds, completed: finished.filter((r) => r?.status === "completed").length };
-}
-
-const root = resolve(import.meta.dirname, "..");
-
-/**
- * Bundles the order workflow as the construct does (esbuild, ESM for node22, minified, the AWS
- * SDK external, `waymark-source`). Into node_modules/.cache so the SDK resolves at import, as
- * the Lambda runtime provides it. Returns the file and its sizes.
- */
-export async function bundleOrderFlow(): Promise<{ file: string; bytes: number; gzipBytes: number; sdkImports: string[]; share: Record<"waymark" | "zod" | "zodLocales", number> }> {
-  const { build } = await import("esbuild");
-  const dir = join(root, "node_modules/.cache/waymark-bench");
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, "order-flow.mjs");
-  const { metafile } = await build({
-    metafile: true,
-    entryPoints: [join(root, "functions/order-flow.ts")],
-    outfile: file,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node22",
-    minify: true,
-    keepNames: true,
-    mainFields: ["module", "main"],
-    conditions: ["waymark-source"],
-    external: ["@aws-sdk/*"],
-    banner: { js: "import { createRequire as __waymarkCreateRequire } from 'node:module'; const require = __waymarkCreateRequire(import.meta.url);" },
-    logLevel: "silent",
-  });
-  const code = readFileSync(file);
-  const sdkImports = [...new Set([...code.toString("utf8").matchAll(/from\s*"(@aws-sdk\/[^"]+)"/g)].map((m) => m[1] ?? ""))];
-  // Bytes in the output by origin: our code (lib/, functions/), zod, and zod's bundled locales.
-  const share = { waymark: 0, zod: 0, zodLocales: 0 };
-  for (const [input, { bytesInOutput }] of Object.entries(Object.values(metafile.outputs)[0]?.inputs ?? {})) {
-    if (input.startsWith("lib/") || input.startsWith("functions/")) share.waymark += bytesInOutput;
-    if (input.startsWith("node_modules/zod/")) share.zod += bytesInOutput;
-    if (input.startsWith("node_modules/zod/v4/locales/")) share.zodLocales += bytesInOutput;
-  }
-  return { file, bytes: statSync(file).size, gzipBytes: gzipSync(code).length, sdkImports, share };
-}
-
-/**
- * Milliseconds a fresh `node` process takes to import `specifiers` (the imports alone, not
- * node's own start), resolved from the repository's node_modules.
- */
-export function importTime(...specifiers: string[]): number {
-  const script = "const t = performance.now(); await Promise.all(process.argv.slice(1).map((s) => import(s))); process.stdout.write(String(performance.now() - t));";
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script, ...specifiers], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-  });
-  const ms = Number(out.trim());
-  if (!Number.isFinite(ms)) throw new Error(`import timing printed ${JSON.stringify(out)}`);
-  return ms;
 }

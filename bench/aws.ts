@@ -5,7 +5,8 @@
  *   2. time per completed step through the real Lambda handler, as a multiple of one raw
  *      conditional PutItem round trip measured in the same run (target <= 1.2x)
  *   3. a 200-run concurrent batch through the SQS emulator, the event source loop and the handler
- *   4. the minified Lambda bundle of the order workflow (without the AWS SDK) and its import time
+ *
+ * The Lambda bundles, their import time and the first wake of a fresh process: cold-start.ts.
  *
  * Figures only, never assertions. Run: node --conditions=waymark-source --import tsx bench/aws.ts
  */
@@ -13,12 +14,11 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 import type { Server } from "node:http";
 import { cpus } from "node:os";
-import { pathToFileURL } from "node:url";
 import { createSqsServer } from "local-aws-sqs";
 import { createE2e } from "../test/aws-e2e/harness.ts";
 import { startDynamoDbLocal } from "../test/setup/dynamodb-local.ts";
 import { LOCAL_REGION } from "../test/setup/local-aws.ts";
-import { RequestCounter, awsSteps, bundleOrderFlow, concurrentBatch, importTime, invokeRun, perStepRound, prepareRun } from "./aws-scenarios.ts";
+import { RequestCounter, awsSteps, concurrentBatch, invokeRun, perStepRound, prepareRun } from "./aws-scenarios.ts";
 import { fmt, repeat, summarise, table } from "./stats.ts";
 
 /** Rounds of the per-step figure (each interleaves raw puts and both runs, ~1 s). */
@@ -94,19 +94,7 @@ async function main(): Promise<void> {
     })]);
   }
 
-  // 4. The Lambda bundle of the order workflow, and importing it in a fresh process.
-  const bundle = await bundleOrderFlow();
-  const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
-  rows.push(["4. order-flow Lambda bundle (minified, AWS SDK external)", "KiB", (bundle.bytes / 1024).toFixed(1), `gzip ${kib(bundle.gzipBytes)}`, "", ""]);
-  rows.push(["   of which", "", "", `waymark ${kib(bundle.share.waymark)}, zod ${kib(bundle.share.zod)} (its locales ${kib(bundle.share.zodLocales)})`, "", ""]);
-  const imports = await repeat(() => Promise.resolve(importTime(pathToFileURL(bundle.file).href)), { runs: 7, warmup: 1 });
-  rows.push(["   import time, fresh node process", "ms", fmt(imports.median), `min ${fmt(imports.min)}, max ${fmt(imports.max)}`, "", ""]);
-  const sdk = await repeat(() => Promise.resolve(importTime(...bundle.sdkImports)), { runs: 7, warmup: 1 });
-  rows.push(["   of which the SDK clients it imports, alone", "ms", fmt(sdk.median), `min ${fmt(sdk.min)}, max ${fmt(sdk.max)}`, "", ""]);
-
   console.log(table(["measurement", "unit", "median", "detail", "target", ""], rows));
-  console.log(`\nThe bundle imports the SDK clients at load (esbuild hoists external imports): ${bundle.sdkImports.join(", ") || "none"}.`);
-  console.log("Its import time includes loading them from node_modules, as the Lambda runtime provides them; nothing AWS is constructed until the first invocation.");
 }
 
 async function startSqs(): Promise<{ endpoint: string; server: Server }> {

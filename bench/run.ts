@@ -129,3 +129,5 @@ await main();
 
 // The AWS runtime (DynamoDB Local and the SQS emulator, started by it): bench/aws.ts.
 await import("./aws.ts");
+// The example functions' Lambda bundles and cold starts: bench/cold-start.ts.
+await import("./cold-start.ts");

@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-// The `waymark` command. Loads the TypeScript sources through tsx (a runtime dependency).
-import { register } from "tsx/esm/api";
-
-register();
-const { main } = await import("../lib/cli/main.ts");
+// The `waymark` command. `#cli` is the built CLI (dist/); the repository's `npm run waymark`
+// adds the `waymark-source` condition, which maps it to the TypeScript sources instead.
+const { main } = await import("#cli");
 process.exit(await main(process.argv.slice(2)));

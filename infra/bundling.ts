@@ -1,9 +1,13 @@
 /**
  * How the durable function is bundled: local esbuild (no Docker), ESM for Node 22, source maps,
- * the AWS SDK v3 left to the Lambda runtime, and the `waymark-source` condition so `waymark`
- * imports resolve to the package's TypeScript sources.
+ * the AWS SDK v3 left to the Lambda runtime. The function's `waymark` imports are bundled from
+ * the same build of Waymark this construct runs from: the published `dist/` in a user's project,
+ * the TypeScript sources (the `waymark-source` export condition) in Waymark's own repository.
  */
 import { type BundlingOptions, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+
+/** True when this module runs from Waymark's TypeScript sources (its repository), not from dist/. */
+const FROM_SOURCES = import.meta.url.endsWith(".ts");
 
 /** ESM has no `require`; a CommonJS dependency that calls it gets one (aliased against clashes). */
 export const ESM_REQUIRE_BANNER = "import { createRequire as __waymarkCreateRequire } from 'node:module'; const require = __waymarkCreateRequire(import.meta.url);";
@@ -27,7 +31,7 @@ export function durableBundling(overrides: BundlingOptions = {}): BundlingOption
     keepNames: true,
     sourceMap: true,
     externalModules: ["@aws-sdk/*"],
-    esbuildArgs: { "--conditions": "waymark-source" },
+    ...(FROM_SOURCES ? { esbuildArgs: { "--conditions": "waymark-source" } } : {}),
     ...overrides,
   };
 }

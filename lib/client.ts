@@ -21,6 +21,7 @@ import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VAL
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
 import { zodIssues } from "./core/zod-issues.ts";
+import { validate } from "./core/validate.ts";
 import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 
 const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
@@ -99,7 +100,7 @@ export class Client {
     if (typeof runId !== "string" || !ID.test(runId)) {
       throw new InvalidInputError("invalid run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
     }
-    const parsed = def.input.safeParse(input);
+    const parsed = validate(def.input, input);
     if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(input, "input");
     tooLarge(input, "input", DEFAULT_MAX_INPUT_BYTES);
@@ -134,7 +135,7 @@ export class Client {
     if (!def) throw new UnknownWorkflowError(run.workflow);
     const schema = Object.hasOwn(def.signals, name) ? def.signals[name] : undefined;
     if (!schema) throw new UnknownSignalError(run.workflow, name);
-    const parsed = schema.safeParse(payload);
+    const parsed = validate(schema, payload);
     if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(payload, "payload");
     tooLarge(payload, "payload", DEFAULT_MAX_VALUE_BYTES);

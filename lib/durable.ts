@@ -3,7 +3,7 @@
  * loaded on the first invocation (a dynamic import), so importing a workflow module constructs
  * nothing AWS, and the local and test runtimes take the same object.
  */
-import type { z } from "zod";
+import type { StandardSchemaV1 } from "./core/standard-schema.ts";
 import { type DurableOptions, type SignalMap, type Workflow, type WorkflowFn, defineWorkflow } from "./core/definition.ts";
 
 /** The Lambda context fields Waymark reads. */
@@ -34,10 +34,10 @@ export type DurableWorkflow<I, O, S extends SignalMap> = Workflow<I, O, S> & ((e
  * );
  * ```
  */
-export function durable<IS extends z.ZodType, O, S extends SignalMap = Record<never, z.ZodType>>(
+export function durable<IS extends StandardSchemaV1, O, S extends SignalMap = Record<never, StandardSchemaV1>>(
   options: DurableOptions<IS, S>,
-  fn: WorkflowFn<z.output<IS>, O, S>,
-): DurableWorkflow<z.output<IS>, O, S> {
+  fn: WorkflowFn<StandardSchemaV1.InferOutput<IS>, O, S>,
+): DurableWorkflow<StandardSchemaV1.InferOutput<IS>, O, S> {
   const workflow = defineWorkflow(options, fn);
   let handler: Promise<(event: unknown, context: DurableLambdaContext) => Promise<unknown>> | undefined;
   const lambda = async (event: unknown, context: DurableLambdaContext): Promise<unknown> => {
@@ -46,5 +46,5 @@ export function durable<IS extends z.ZodType, O, S extends SignalMap = Record<ne
   };
   // A function's own `name` and `length` are read-only: define the workflow's fields over them.
   for (const [key, value] of Object.entries(workflow)) Object.defineProperty(lambda, key, { value, enumerable: true });
-  return Object.freeze(lambda) as unknown as DurableWorkflow<z.output<IS>, O, S>;
+  return Object.freeze(lambda) as unknown as DurableWorkflow<StandardSchemaV1.InferOutput<IS>, O, S>;
 }

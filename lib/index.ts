@@ -30,6 +30,7 @@ export type {
   Workflow,
   WorkflowFn,
 } from "./core/definition.ts";
+export type { StandardSchemaV1 } from "./core/standard-schema.ts";
 export type { Duration } from "./core/duration.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";

@@ -12,8 +12,9 @@
  * transaction) is a 400 the SDK does not retry; {@link retryConflicts} does. The store uses no
  * transactions itself. `ConditionalCheckFailedException` is never retried: it is an answer.
  */
-import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient, DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { isErrorNamed } from "./errors.ts";
+import { dynamodbSdk } from "./sdk.ts";
 
 /** Attempts per DynamoDB call for clients made by {@link createJournalDynamoClient}. */
 export const JOURNAL_MAX_ATTEMPTS = 6;
@@ -22,15 +23,27 @@ const CONFLICT_ATTEMPTS = 5;
 const CONFLICT_BASE_DELAY_MS = 25;
 
 /**
- * A DynamoDB client with the journal's retry settings; anything in `config` wins.
+ * The journal's client settings, for a client you construct yourself.
  *
  * @example
  * ```ts
- * const store = new DynamoJournalStore({ client: createJournalDynamoClient(), tableName: process.env.WAYMARK_TABLE! });
+ * const client = new DynamoDBClient({ ...JOURNAL_CLIENT_CONFIG, region: "eu-west-1" });
  * ```
  */
-export function createJournalDynamoClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
-  return new DynamoDBClient({ retryMode: "standard", maxAttempts: JOURNAL_MAX_ATTEMPTS, ...config });
+export const JOURNAL_CLIENT_CONFIG = { retryMode: "standard", maxAttempts: JOURNAL_MAX_ATTEMPTS } as const satisfies DynamoDBClientConfig;
+
+/**
+ * A DynamoDB client with the journal's retry settings; anything in `config` wins. Asynchronous
+ * because it loads the DynamoDB client package on first use (see `sdk.ts`).
+ *
+ * @example
+ * ```ts
+ * const store = new DynamoJournalStore({ client: await createJournalDynamoClient(), tableName: process.env.WAYMARK_TABLE! });
+ * ```
+ */
+export async function createJournalDynamoClient(config: DynamoDBClientConfig = {}): Promise<DynamoDBClient> {
+  const { DynamoDBClient } = await dynamodbSdk();
+  return new DynamoDBClient({ ...JOURNAL_CLIENT_CONFIG, ...config });
 }
 
 /** Runs `call`, retrying `TransactionConflictException` with jittered exponential backoff. */

@@ -8,12 +8,13 @@
  * stays small and valid whatever the shards hold. Like every GSI read, a list is eventually
  * consistent: a run that changed status a moment ago may still be listed under the old one.
  */
-import { QueryCommand, type DynamoDBClient, type QueryCommandInput } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient, QueryCommandInput } from "@aws-sdk/client-dynamodb";
 import { TERMINAL_STATUSES, type ListQuery, type RunMeta, type RunPage, type RunStatus } from "../ports.ts";
 import { decodeMeta, pad, s, statusPartition, wakePartition, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { InvalidCursorError } from "../core/errors.ts";
 import { cursorPayload } from "../run-cursor.ts";
+import { dynamodbSdk } from "./sdk.ts";
 import { BY_STATUS_INDEX, BY_WAKE_INDEX, INDEX_SHARDS } from "./table-definition.ts";
 
 const ALL_STATUSES: readonly RunStatus[] = ["pending", "running", "suspended", "completed", "failed", "cancelled"];
@@ -72,6 +73,7 @@ export async function listDueRuns(client: DynamoDBClient, tableName: string, now
 
 /** Up to `max` items of one query, following `LastEvaluatedKey` (a page stops at 1 MB). */
 async function queryUpTo(client: DynamoDBClient, input: QueryCommandInput, max: number): Promise<Item[]> {
+  const { QueryCommand } = await dynamodbSdk();
   const items: Item[] = [];
   let start: Item | undefined;
   do {

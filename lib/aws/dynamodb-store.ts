@@ -25,15 +25,7 @@
  * run id reused after retention could find a predecessor's records: `createRun` sweeps them
  * before it writes the new meta item (a rare, conditional cleanup; see `sweepLeftovers`).
  */
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  UpdateItemCommand,
-  type DynamoDBClient,
-} from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   TERMINAL_STATUSES,
   type AcquireRequest,
@@ -55,6 +47,7 @@ import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
 import { acquireUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
 import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
+import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 
 export interface DynamoJournalStoreOptions {
@@ -90,6 +83,7 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
+    const { GetItemCommand, PutItemCommand } = await dynamodbSdk();
     const existing = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(run.runId), ConsistentRead: true })));
     const nowS = Math.floor(run.createdAt / 1000);
     if (existing.Item && !isExpired(existing.Item, nowS)) return { created: false, run: decodeMeta(existing.Item) };
@@ -120,18 +114,20 @@ export class DynamoJournalStore implements JournalStore {
       })));
     } catch (err) {
       // A concurrent start of the same run id won.
-      if (err instanceof ConditionalCheckFailedException && err.Item) return { created: false, run: decodeMeta(err.Item) };
+      if (conditionFailed(err) && err.Item) return { created: false, run: decodeMeta(err.Item) };
       throw this.tooLarge(err, run.runId, META_SK, size);
     }
     return { created: true, run: decodeMeta(item) };
   }
 
   async getRun(runId: string): Promise<RunMeta | undefined> {
+    const { GetItemCommand } = await dynamodbSdk();
     const out = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(runId), ConsistentRead: true })));
     return out.Item && decodeMeta(out.Item);
   }
 
   async loadJournal(runId: string): Promise<Journal | undefined> {
+    const { QueryCommand } = await dynamodbSdk();
     let run: RunMeta | undefined;
     const records: Array<{ record: StoredRecord; writtenAt: number }> = [];
     let start: Item | undefined;
@@ -160,7 +156,7 @@ export class DynamoJournalStore implements JournalStore {
       const run = decodeMeta((await this.update(runId, acquireUpdate(runId, req), true)) ?? {});
       return { acquired: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt: req.now + req.ttlMs }, run };
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!(conditionFailed(err))) throw err;
       if (!err.Item) return { acquired: false, reason: "missing" };
       const run = decodeMeta(err.Item);
       // A retried grant whose first attempt was applied (its answer lost): the same answer again.
@@ -186,6 +182,7 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+    const { PutItemCommand } = await dynamodbSdk();
     const item = recordItem(runId, record, writeStamp());
     const size = itemSize(item);
     if (size > DYNAMODB_ITEM_LIMIT_BYTES) throw new RecordTooLargeError(runId, record.key, size);
@@ -198,7 +195,7 @@ export class DynamoJournalStore implements JournalStore {
       })));
       return { written: true };
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException && err.Item) {
+      if (conditionFailed(err) && err.Item) {
         const existing = decodeRecord(err.Item);
         // A retried append whose first attempt was applied finds its own body: written.
         return sameBody(existing.body, record.body) ? { written: true } : { written: false, existing };
@@ -208,6 +205,7 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
+    const { UpdateItemCommand } = await dynamodbSdk();
     await this.answer(retryConflicts(() => this.client.send(new UpdateItemCommand({
       TableName: this.table,
       Key: { pk: s(pkOf(runId)), sk: s(key) },
@@ -237,6 +235,7 @@ export class DynamoJournalStore implements JournalStore {
    * creator's fresh records are never hit.
    */
   private async sweepLeftovers(runId: string, createdAt: number): Promise<void> {
+    const { QueryCommand, DeleteItemCommand } = await dynamodbSdk();
     const probe = await retryConflicts(() => this.client.send(new QueryCommand({
       TableName: this.table,
       KeyConditionExpression: "pk = :pk",
@@ -272,6 +271,7 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   private async update(runId: string, { update: u, condition }: MetaUpdate, returnNew = false): Promise<Item | undefined> {
+    const { UpdateItemCommand } = await dynamodbSdk();
     const out = await retryConflicts(() => this.client.send(new UpdateItemCommand({
       TableName: this.table,
       Key: metaKey(runId),
@@ -295,7 +295,7 @@ export class DynamoJournalStore implements JournalStore {
       await write;
       return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return ownEffect !== undefined && err.Item !== undefined && ownEffect(decodeMeta(err.Item));
+      if (conditionFailed(err)) return ownEffect !== undefined && err.Item !== undefined && ownEffect(decodeMeta(err.Item));
       throw err;
     }
   }
@@ -305,6 +305,11 @@ export class DynamoJournalStore implements JournalStore {
     const tooBig = isErrorNamed(err, "ValidationException") && /maximum allowed size/i.test((err as Error).message);
     return tooBig ? new RecordTooLargeError(runId, key, size) : err;
   }
+}
+
+/** DynamoDB refused a conditional write; `Item` is the item as it was (ReturnValuesOnConditionCheckFailure). */
+function conditionFailed(err: unknown): err is { Item?: Item } {
+  return isErrorNamed(err, "ConditionalCheckFailedException");
 }
 
 function metaKey(runId: string): Item {

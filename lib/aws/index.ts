@@ -4,7 +4,7 @@
  * the wake message format the Lambda entry reads.
  */
 export { DynamoJournalStore, type DynamoJournalStoreOptions } from "./dynamodb-store.ts";
-export { createJournalDynamoClient, JOURNAL_MAX_ATTEMPTS } from "./dynamodb-client.ts";
+export { createJournalDynamoClient, JOURNAL_CLIENT_CONFIG, JOURNAL_MAX_ATTEMPTS } from "./dynamodb-client.ts";
 export {
   JOURNAL_TABLE,
   journalTableInput,

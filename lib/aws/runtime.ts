@@ -2,8 +2,8 @@
  * The engine wired to AWS: the DynamoDB journal, wakes through SQS and the Scheduler, and the
  * webhook secret from Secrets Manager. Built once per Lambda container, on its first invocation.
  */
-import { SchedulerClient } from "@aws-sdk/client-scheduler";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import type { SchedulerClient } from "@aws-sdk/client-scheduler";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
@@ -15,6 +15,7 @@ import { type AwsRuntimeConfig, configFromEnv } from "./config.ts";
 import { createJournalDynamoClient } from "./dynamodb-client.ts";
 import { DynamoJournalStore } from "./dynamodb-store.ts";
 import { SchedulerWakes } from "./scheduler-wakes.ts";
+import { secretsManagerSdk } from "./sdk.ts";
 import { SqsWakes } from "./sqs-wakes.ts";
 import { AwsWakeQueue } from "./wakes.ts";
 
@@ -68,10 +69,12 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
   const clock = o.clock ?? systemClock;
   const log = o.log ?? jsonLog;
   const workflows = createRegistry(o.workflows);
-  const store = new DynamoJournalStore({ client: o.clients?.dynamodb ?? createJournalDynamoClient(), tableName: config.tableName, retentionDays: config.retentionDays });
-  const sqs = new SqsWakes({ client: o.clients?.sqs ?? new SQSClient({}), queueUrl: config.queueUrl });
+  const store = new DynamoJournalStore({ client: o.clients?.dynamodb ?? (await createJournalDynamoClient()), tableName: config.tableName, retentionDays: config.retentionDays });
+  // SQS and the Scheduler: created on first use when not injected (the Scheduler's SDK loads
+  // only for a wake past SQS's 15-minute delay).
+  const sqs = new SqsWakes({ client: o.clients?.sqs, queueUrl: config.queueUrl });
   const scheduler = new SchedulerWakes({
-    client: o.clients?.scheduler ?? new SchedulerClient({}),
+    client: o.clients?.scheduler,
     groupName: config.scheduleGroup,
     queueArn: config.queueArn,
     roleArn: config.schedulerRoleArn,
@@ -94,7 +97,7 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
 
 /** Reads a secret's string from Secrets Manager (the SDK is loaded only when a secret is used). */
 export async function readSecretsManager(arn: string): Promise<string> {
-  const { SecretsManagerClient, GetSecretValueCommand } = await import("@aws-sdk/client-secrets-manager");
+  const { SecretsManagerClient, GetSecretValueCommand } = await secretsManagerSdk();
   const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
   if (!out.SecretString) throw new Error(`secret ${arn} has no string value`);
   return out.SecretString;

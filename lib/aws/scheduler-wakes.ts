@@ -9,23 +9,18 @@
  * rather than keep a wake for the wrong time. `cancel` deletes by the same name.
  */
 import { createHash } from "node:crypto";
-import {
-  CreateScheduleCommand,
-  DeleteScheduleCommand,
-  GetScheduleCommand,
-  UpdateScheduleCommand,
-  type CreateScheduleCommandInput,
-  type SchedulerClient,
-} from "@aws-sdk/client-scheduler";
+import type { CreateScheduleCommandInput, SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { Wake } from "../ports.ts";
 import { ScheduleThrottledError, isErrorNamed } from "./errors.ts";
+import { schedulerSdk } from "./sdk.ts";
 import { formatWakeMessage } from "./wake-message.ts";
 
 /** How Scheduler retries delivering to the queue: its maximum (24 h, 185 attempts), then the DLQ. */
 export const DEFAULT_SCHEDULE_RETRY = { maximumEventAgeSeconds: 86_400, maximumRetryAttempts: 185 };
 
 export interface SchedulerWakesOptions {
-  client: SchedulerClient;
+  /** Default: a client with the SDK's defaults, created (and the SDK loaded) on first use. */
+  client?: SchedulerClient;
   /** The schedule group (created by the CDK construct). */
   groupName: string;
   /** The wake queue's ARN: the schedules' target. */
@@ -49,14 +44,20 @@ export interface SchedulerWakesOptions {
  * ```
  */
 export class SchedulerWakes {
-  constructor(private readonly o: SchedulerWakesOptions) {}
+  private client: SchedulerClient | undefined;
+
+  constructor(private readonly o: SchedulerWakesOptions) {
+    this.client = o.client;
+  }
 
   /** Schedules the wake at `wake.at` (rounded up to the second); idempotent per run and key. */
   async schedule(wake: Wake): Promise<void> {
     const input = this.createInput(wake);
     const name = input.Name ?? "";
+    const { CreateScheduleCommand } = await schedulerSdk();
+    const client = await this.sdkClient();
     try {
-      await this.o.client.send(new CreateScheduleCommand(input));
+      await client.send(new CreateScheduleCommand(input));
     } catch (err) {
       if (!isErrorNamed(err, "ConflictException")) throw throttled(err, name);
       await this.reconcile(input).catch((e: unknown) => {
@@ -68,8 +69,10 @@ export class SchedulerWakes {
   /** Deletes the wake's schedule, if any (it may have fired, or never existed: both fine). */
   async cancel(runId: string, key: string): Promise<void> {
     const name = scheduleName(runId, key);
+    const { DeleteScheduleCommand } = await schedulerSdk();
+    const client = await this.sdkClient();
     try {
-      await this.o.client.send(new DeleteScheduleCommand({ Name: name, GroupName: this.o.groupName }));
+      await client.send(new DeleteScheduleCommand({ Name: name, GroupName: this.o.groupName }));
     } catch (err) {
       if (!isErrorNamed(err, "ResourceNotFoundException")) throw throttled(err, name);
     }
@@ -95,21 +98,31 @@ export class SchedulerWakes {
     };
   }
 
+  private async sdkClient(): Promise<SchedulerClient> {
+    if (!this.client) {
+      const { SchedulerClient } = await schedulerSdk();
+      this.client = new SchedulerClient({});
+    }
+    return this.client;
+  }
+
   /** A schedule of this name exists: keep it if it fires when we want, else move it. */
   private async reconcile(input: CreateScheduleCommandInput): Promise<void> {
-    const existing = await this.o.client.send(new GetScheduleCommand({ Name: input.Name, GroupName: input.GroupName })).catch((err: unknown) => {
+    const { CreateScheduleCommand, GetScheduleCommand, UpdateScheduleCommand } = await schedulerSdk();
+    const client = await this.sdkClient();
+    const existing = await client.send(new GetScheduleCommand({ Name: input.Name, GroupName: input.GroupName })).catch((err: unknown) => {
       if (!isErrorNamed(err, "ResourceNotFoundException")) throw err;
       return undefined;
     });
     if (!existing) {
       // Deleted between our create and this read (it fired): create it once more.
-      await this.o.client.send(new CreateScheduleCommand(input)).catch((err: unknown) => {
+      await client.send(new CreateScheduleCommand(input)).catch((err: unknown) => {
         if (!isErrorNamed(err, "ConflictException")) throw err;
       });
       return;
     }
     if (existing.ScheduleExpression === input.ScheduleExpression && existing.State !== "DISABLED") return;
-    await this.o.client.send(new UpdateScheduleCommand({ ...input, State: "ENABLED" }));
+    await client.send(new UpdateScheduleCommand({ ...input, State: "ENABLED" }));
   }
 }
 

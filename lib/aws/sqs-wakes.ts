@@ -5,12 +5,14 @@
  * A sent message cannot be cancelled. That is fine: an early or extra wake re-checks the journal
  * and suspends again, and duplicate wakes are harmless by design (write-once records).
  */
-import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { Wake } from "../ports.ts";
+import { sqsSdk } from "./sdk.ts";
 import { SQS_MAX_DELAY_SECONDS, formatWakeMessage } from "./wake-message.ts";
 
 export interface SqsWakesOptions {
-  client: SQSClient;
+  /** Default: a client with the SDK's defaults, created (and the SDK loaded) on the first send. */
+  client?: SQSClient;
   /** The wake queue's URL. */
   queueUrl: string;
 }
@@ -25,7 +27,7 @@ export interface SqsWakesOptions {
  * ```
  */
 export class SqsWakes {
-  private readonly client: SQSClient;
+  private client: SQSClient | undefined;
   private readonly queueUrl: string;
 
   constructor(options: SqsWakesOptions) {
@@ -36,6 +38,8 @@ export class SqsWakes {
   /** Sends the wake now, to be delivered after `delaySeconds` (clamped to 0–900, rounded up). */
   async send(wake: Wake, delaySeconds: number): Promise<void> {
     const delay = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds)));
+    const { SQSClient, SendMessageCommand } = await sqsSdk();
+    this.client ??= new SQSClient({});
     await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: formatWakeMessage(wake), DelaySeconds: delay }));
   }
 }

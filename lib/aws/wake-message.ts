@@ -5,7 +5,7 @@
  *
  *   { "v": 1, "runId": "order-8472", "reason": "sleep", "key": "sleep:cool-off", "at": 1767225600000 }
  */
-import { z } from "zod";
+import * as z from "../core/shape.ts";
 import type { Wake, WakeReason } from "../ports.ts";
 import { MalformedWakeError } from "./errors.ts";
 

@@ -1,12 +1,12 @@
-import type { z } from "zod";
+import type { StandardSchemaV1 } from "./standard-schema.ts";
 import type { Duration } from "./duration.ts";
 import { WorkflowDefinitionError } from "./errors.ts";
 import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
-/** Signals a workflow accepts, by name, each with the zod schema its payload must pass. */
-export type SignalMap = Record<string, z.ZodType>;
+/** Signals a workflow accepts, by name, each with the schema its payload must pass (zod, zod/mini or any Standard Schema library). */
+export type SignalMap = Record<string, StandardSchemaV1>;
 
 /** What a step's function receives. */
 export interface StepRunContext {
@@ -120,7 +120,7 @@ export interface Step<S extends SignalMap = SignalMap> {
    * if (!approval.received || !approval.payload.approved) return cancel();
    * ```
    */
-  waitForSignal<K extends keyof S & string>(name: K, options?: WaitOptions): Promise<WaitResult<z.output<S[K]>>>;
+  waitForSignal<K extends keyof S & string>(name: K, options?: WaitOptions): Promise<WaitResult<StandardSchemaV1.InferOutput<S[K]>>>;
   /**
    * Versioning of in-flight runs: true for runs that reach this point under code that has the
    * patch, false for runs whose journal had already passed this point under older code. The
@@ -151,7 +151,7 @@ export interface Step<S extends SignalMap = SignalMap> {
 
 export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S>) => Promise<O>;
 
-export interface DurableOptions<IS extends z.ZodType, S extends SignalMap> {
+export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap> {
   /** The workflow's name; journals record it, so keep it stable across deploys. */
   name: string;
   /** Schema of the run's input, checked before a run is created. */
@@ -184,7 +184,7 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
   readonly version: number;
   /** What runs record as their workflow: the name for version 1, `name@v<version>` after. */
   readonly key: string;
-  readonly input: z.ZodType<I>;
+  readonly input: StandardSchemaV1<unknown, I>;
   readonly signals: S;
   readonly retry: RetryPolicy;
   /** The workflow's body (method syntax, so any workflow fits {@link AnyWorkflow}). */
@@ -228,10 +228,10 @@ export function assertName(what: string, name: string): void {
  * );
  * ```
  */
-export function defineWorkflow<IS extends z.ZodType, O, S extends SignalMap = Record<never, z.ZodType>>(
+export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalMap = Record<never, StandardSchemaV1>>(
   options: DurableOptions<IS, S>,
-  fn: WorkflowFn<z.output<IS>, O, S>,
-): Workflow<z.output<IS>, O, S> {
+  fn: WorkflowFn<StandardSchemaV1.InferOutput<IS>, O, S>,
+): Workflow<StandardSchemaV1.InferOutput<IS>, O, S> {
   assertName("workflow", options.name);
   for (const signal of Object.keys(options.signals ?? {})) assertName("signal", signal);
   const version = options.version ?? 1;
@@ -241,7 +241,7 @@ export function defineWorkflow<IS extends z.ZodType, O, S extends SignalMap = Re
     name: options.name,
     version,
     key: workflowKey(options.name, version),
-    input: options.input as z.ZodType<z.output<IS>>,
+    input: options.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<IS>>,
     signals: (options.signals ?? {}) as S,
     retry: resolveRetry(options.retries),
     fn,

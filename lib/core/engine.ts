@@ -16,6 +16,7 @@ import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
+import { validate } from "./validate.ts";
 
 export type InvocationResult =
   | { status: "completed"; result: unknown }
@@ -168,7 +169,7 @@ export class Engine {
       if (err instanceof JournalFormatError) return this.finish(runId, token, { type: "failed", error: serializeError(err) });
       throw err;
     }
-    const input = workflow.input.safeParse(journal.run.input);
+    const input = validate(workflow.input, journal.run.input);
     if (!input.success) {
       const err = new InvalidInputError(`run "${runId}": its recorded input no longer fits the workflow's schema`, zodIssues(input.error));
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });

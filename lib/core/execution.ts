@@ -20,6 +20,7 @@ import type { Blocker } from "./execution-types.ts";
 import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
 import type { AttemptRecord, ResolutionRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
+import { parse } from "./validate.ts";
 
 export type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
 
@@ -235,7 +236,7 @@ export class Execution extends ExecutionState {
         return this.continueNow(stepId, `signal:${name}`);
       }
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
-      return { received: true, payload: schema.parse(signal.payload), signalId: signal.signalId, ...(signal.sender ? { sender: signal.sender } : {}) };
+      return { received: true, payload: parse(schema, signal.payload), signalId: signal.signalId, ...(signal.sender ? { sender: signal.sender } : {}) };
     }
     const waitRecord: Unstamped<StepRecord> = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) };
     let written = recorded !== undefined;

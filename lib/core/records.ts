@@ -10,7 +10,7 @@
  *   signal#<signalId>      a delivered signal (write-once: idempotent delivery)
  *   start#<stepId>#<n>     attempt n of an at-most-once step is about to run its body
  */
-import { z } from "zod";
+import * as z from "./shape.ts";
 import { JournalFormatError } from "./errors.ts";
 
 /** The record format this code writes. Records of other versions are refused, loudly. */

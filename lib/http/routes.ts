@@ -2,7 +2,7 @@
  * The routes' actions, once the handler has matched, authenticated and parsed the request.
  * Each one is a single call into the client, which validates before it writes.
  */
-import { z } from "zod";
+import * as z from "../core/shape.ts";
 import type { Client, HistoryEntry } from "../client.ts";
 import { RunFinishedError, SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
 import { zodIssues } from "../core/zod-issues.ts";
@@ -146,7 +146,7 @@ async function explainFinished(ctx: RouteContext, runId: string, signal: string,
   if (target !== undefined && decision) throw new WaitResolvedError(runId, target, decision);
 }
 
-function parse<T extends z.ZodType>(schema: T, body: unknown, required: string[]): z.output<T> {
+function parse<T extends z.Shape<unknown>>(schema: T, body: unknown, required: string[]): z.output<T> {
   const parsed = schema.safeParse(body);
   const missing = typeof body === "object" && body !== null ? required.filter((k) => !(k in body)) : [];
   if (!parsed.success || missing.length > 0) {

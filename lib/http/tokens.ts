@@ -11,7 +11,7 @@
  * the first format (no `v`, no incarnation, possibly no expiry) are refused as `legacy`.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { z } from "zod";
+import * as z from "../core/shape.ts";
 import { type Duration, parseDuration } from "../core/duration.ts";
 import type { ApprovalLinks, LinkClaims } from "../ports.ts";
 import { type WebhookSecret, secretList } from "./secret.ts";

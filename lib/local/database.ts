@@ -5,7 +5,8 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
+import { type MissingDependencyError, sqliteDriver } from "./sqlite-driver.ts";
 
 /** A better-sqlite3 connection. */
 export type Database = BetterSqlite3.Database;
@@ -63,7 +64,8 @@ const SCHEMA_V1 = `
 
 /**
  * Opens (creating it and its folder if needed) the local journal file and brings its schema
- * to {@link SCHEMA_VERSION}. Refuses a file written by a newer version.
+ * to {@link SCHEMA_VERSION}. Refuses a file written by a newer version. Throws
+ * {@link MissingDependencyError} when the optional peer `better-sqlite3` is not installed.
  *
  * @example
  * ```ts
@@ -76,7 +78,8 @@ const SCHEMA_V1 = `
  */
 export function openLocalDatabase(file: string): Database {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
-  const db = new BetterSqlite3(file);
+  const Driver = sqliteDriver();
+  const db = new Driver(file);
   try {
     db.pragma("busy_timeout = 5000");
     enableWal(db);

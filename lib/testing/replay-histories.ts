@@ -10,6 +10,8 @@ import { JournalView } from "../core/journal-view.ts";
 import { createRegistry } from "../core/registry.ts";
 import type { RunHistory } from "../core/history.ts";
 import type { SerializedError } from "../core/errors.ts";
+import { validate } from "../core/validate.ts";
+import { zodIssues } from "../core/zod-issues.ts";
 
 export interface HistoryReport {
   runId: string;
@@ -63,8 +65,11 @@ async function replayOne(registry: ReturnType<typeof createRegistry>, history: R
   } catch (err) {
     return { ...base, ok: false, error: serializeError(err) };
   }
-  const input = workflow.input.safeParse(run.input);
-  if (!input.success) return { ...base, ok: false, error: { name: "InvalidInputError", message: `the recorded input no longer fits the workflow's schema: ${input.error.message}` } };
+  const input = validate(workflow.input, run.input);
+  if (!input.success) {
+    const issues = zodIssues(input.error);
+    return { ...base, ok: false, error: { name: "InvalidInputError", message: "the recorded input no longer fits the workflow's schema", fields: { issues } } };
+  }
   const lastAt = history.records.reduce((max, r) => Math.max(max, Number((r.body as { at?: unknown } | null)?.at) || 0), run.updatedAt);
   const execution = new Execution({
     runId: run.runId,

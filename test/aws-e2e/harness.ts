@@ -17,9 +17,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from "@aws-sdk/client-sqs";
-import { createJournalDynamoClient } from "../../lib/aws/dynamodb-client.ts";
+import { JOURNAL_CLIENT_CONFIG } from "../../lib/aws/dynamodb-client.ts";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
 import type { AwsRuntimeConfig } from "../../lib/aws/config.ts";
 import { createLambdaHandler, type LambdaHandler } from "../../lib/aws/lambda.ts";
@@ -105,7 +105,7 @@ export function e2eConfig(tableName: string, q: WakeQueues, overrides: Partial<A
 export function e2eClients(endpoints: Endpoints): { dynamodb: DynamoDBClient; sqs: SQSClient } {
   const local = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   // The journal's own retry settings, as the runtime creates its client in production.
-  return { dynamodb: createJournalDynamoClient({ endpoint: endpoints.dynamodb, ...local }), sqs: new SQSClient({ endpoint: endpoints.sqs, ...local }) };
+  return { dynamodb: new DynamoDBClient({ ...JOURNAL_CLIENT_CONFIG, endpoint: endpoints.dynamodb, ...local }), sqs: new SQSClient({ endpoint: endpoints.sqs, ...local }) };
 }
 
 export interface E2eOptions {

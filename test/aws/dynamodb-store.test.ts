@@ -63,7 +63,7 @@ let store: DynamoJournalStore;
 beforeAll(async () => {
   admin = localDynamoClient();
   tableName = await createJournalTable(admin, "store");
-  client = createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  client = await createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   traffic = instrumented(client);
   store = new DynamoJournalStore({ client, tableName, retentionDays: 7 });
 });
@@ -156,7 +156,7 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
 
   it("surfaces throttling that outlasts the client's attempts as the SDK's error", async () => {
     // A client with 2 attempts keeps this quick; the journal's own client makes 6.
-    const brief = createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 2 });
+    const brief = await createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 2 });
     const seen = instrumented(brief);
     const briefStore = new DynamoJournalStore({ client: brief, tableName });
     const runId = await newRun("throttled-out");

@@ -55,6 +55,12 @@ describe("the bundle", () => {
     expect([...specifiers].filter((s) => s.startsWith("@aws-sdk/"))).toEqual(expect.arrayContaining(["@aws-sdk/client-dynamodb", "@aws-sdk/client-sqs", "@aws-sdk/client-scheduler"]));
     expect(code).not.toContain("better-sqlite3");
   });
+
+  it("loads no SDK client when imported: every @aws-sdk import is a dynamic import(), made on first use", () => {
+    const staticImports = [...code.matchAll(/\bfrom\s*["'](@aws-sdk\/[^"']+)["']/g)].map((m) => m[1]);
+    expect(staticImports).toEqual([]);
+    for (const client of ["dynamodb", "sqs", "scheduler", "secrets-manager"]) expect(code).toContain(`import("@aws-sdk/client-${client}")`);
+  });
 });
 
 describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emulator", () => {

@@ -14,6 +14,7 @@ import { createApprovalLinks } from "../../lib/http/tokens.ts";
 import type { HttpHandler, HttpRequest } from "../../lib/http/types.ts";
 import { Approval, OTHER_SECRET, SECRET, oneApproval, postJson, request, sentLinks, signed, snapshot, tempDir } from "./helpers.ts";
 import { until } from "../support/until.ts";
+import { validate } from "../../lib/core/validate.ts";
 
 let runtime: LocalRuntime;
 let handler: HttpHandler;
@@ -93,7 +94,7 @@ function couldWrite(path: string, body: string): boolean {
   } catch {
     return false;
   }
-  if (path === "/runs") return typeof value === "object" && value !== null && (value as { workflow?: unknown }).workflow === "one-approval" && oneApproval.input.safeParse((value as { input?: unknown }).input).success;
+  if (path === "/runs") return typeof value === "object" && value !== null && (value as { workflow?: unknown }).workflow === "one-approval" && validate(oneApproval.input, (value as { input?: unknown }).input).success;
   if (path.endsWith("/signals/approval")) return typeof value === "object" && value !== null && Approval.safeParse((value as { payload?: unknown }).payload).success;
   if (path === `/approvals/${open}`) return Approval.safeParse(value).success;
   return false;

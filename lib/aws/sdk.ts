@@ -1,0 +1,40 @@
+/**
+ * The AWS SDK v3 clients, each imported the first time it is used, never when a bundle loads.
+ *
+ * A bundler hoists every static import of an external module (the Lambda construct keeps
+ * `@aws-sdk/*` external: the runtime provides it) to the top of the bundle, so one static
+ * `import { X } from "@aws-sdk/…"` anywhere in the adapters would load that client in the
+ * Lambda's init, used or not. A dynamic `import()` stays where it is written. So: DynamoDB and
+ * SQS load on the first invocation, the Scheduler only for the first wake past SQS's 15-minute
+ * delay, Secrets Manager only when the webhook secret is read. Types are imported statically
+ * (`import type` costs nothing at run time).
+ */
+type DynamoDbSdk = typeof import("@aws-sdk/client-dynamodb");
+type SqsSdk = typeof import("@aws-sdk/client-sqs");
+type SchedulerSdk = typeof import("@aws-sdk/client-scheduler");
+type SecretsManagerSdk = typeof import("@aws-sdk/client-secrets-manager");
+
+let dynamodb: Promise<DynamoDbSdk> | undefined;
+let sqs: Promise<SqsSdk> | undefined;
+let scheduler: Promise<SchedulerSdk> | undefined;
+let secretsManager: Promise<SecretsManagerSdk> | undefined;
+
+/** `@aws-sdk/client-dynamodb`, loaded once. */
+export function dynamodbSdk(): Promise<DynamoDbSdk> {
+  return (dynamodb ??= import("@aws-sdk/client-dynamodb"));
+}
+
+/** `@aws-sdk/client-sqs`, loaded once. */
+export function sqsSdk(): Promise<SqsSdk> {
+  return (sqs ??= import("@aws-sdk/client-sqs"));
+}
+
+/** `@aws-sdk/client-scheduler`, loaded once. */
+export function schedulerSdk(): Promise<SchedulerSdk> {
+  return (scheduler ??= import("@aws-sdk/client-scheduler"));
+}
+
+/** `@aws-sdk/client-secrets-manager`, loaded once. */
+export function secretsManagerSdk(): Promise<SecretsManagerSdk> {
+  return (secretsManager ??= import("@aws-sdk/client-secrets-manager"));
+}

@@ -1,0 +1,213 @@
+/**
+ * Checks for Waymark's own formats (journal records, wake messages, webhook bodies, link
+ * claims), in plain code: import it as `import * as z from "./shape.ts"`, and the subset of
+ * zod's API those formats use reads and infers as it does in zod (`z.object`, `z.string().min(1)`,
+ * `.optional()`, `.strict()`, `safeParse`, `z.infer`). Objects strip unknown keys, as zod's do.
+ *
+ * Why not zod itself: it is the user's schema library (any Standard Schema library works, see
+ * standard-schema.ts), and classic zod, imported by the engine, put about 460 KiB into every
+ * Lambda bundle. These checks are a few KiB and load nothing.
+ */
+
+/** One problem found, at a path into the value. */
+export interface Issue {
+  path: PropertyKey[];
+  message: string;
+}
+
+export type SafeParseResult<T> = { success: true; data: T } | { success: false; error: { issues: Issue[] } };
+
+/** `parse` of a value that does not fit; `issues` as `safeParse` gives them. */
+export class ShapeError extends Error {
+  override readonly name = "ShapeError" as const;
+  constructor(readonly issues: Issue[]) {
+    super(issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("; "));
+  }
+}
+
+type Check<T> = (value: unknown, path: PropertyKey[], issues: Issue[]) => T;
+
+/** A checked type. The `_output` field exists for type inference only. */
+export class Shape<T> {
+  declare readonly _output: T;
+  constructor(protected readonly run: Check<T>) {}
+
+  safeParse(value: unknown): SafeParseResult<T> {
+    const issues: Issue[] = [];
+    const data = this.run(value, [], issues);
+    return issues.length === 0 ? { success: true, data } : { success: false, error: { issues } };
+  }
+
+  parse(value: unknown): T {
+    const result = this.safeParse(value);
+    if (!result.success) throw new ShapeError(result.error.issues);
+    return result.data;
+  }
+
+  optional(): OptionalShape<T> {
+    return new OptionalShape<T>((value, path, issues) => (value === undefined ? undefined : this.run(value, path, issues)));
+  }
+
+  /** @internal Runs the check at a path (for composite shapes). */
+  check(value: unknown, path: PropertyKey[], issues: Issue[]): T {
+    return this.run(value, path, issues);
+  }
+}
+
+/** A shape whose key may be absent from an object. */
+export class OptionalShape<T> extends Shape<T | undefined> {
+  readonly optionalKey = true;
+}
+
+export type output<S extends Shape<unknown>> = S["_output"];
+// No shape transforms its value: what goes in is what comes out.
+export type { output as infer, output as input };
+
+function fail<T>(issues: Issue[], path: PropertyKey[], message: string, value: T): T {
+  issues.push({ path, message });
+  return value;
+}
+
+function describe(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+}
+
+export class StringShape extends Shape<string> {
+  min(length: number): StringShape {
+    return this.and((s) => s.length >= length, `at least ${length} characters`);
+  }
+
+  max(length: number): StringShape {
+    return this.and((s) => s.length <= length, `at most ${length} characters`);
+  }
+
+  private and(ok: (s: string) => boolean, message: string): StringShape {
+    return new StringShape((value, path, issues) => {
+      const before = issues.length;
+      const s = this.run(value, path, issues);
+      return issues.length > before || ok(s) ? s : fail(issues, path, `too ${message.startsWith("at least") ? "short" : "long"}: ${message}`, s);
+    });
+  }
+}
+
+export class NumberShape extends Shape<number> {
+  int(): NumberShape {
+    return this.and(Number.isSafeInteger, "expected an integer");
+  }
+
+  positive(): NumberShape {
+    return this.and((n) => n > 0, "expected a number > 0");
+  }
+
+  nonnegative(): NumberShape {
+    return this.and((n) => n >= 0, "expected a number >= 0");
+  }
+
+  private and(ok: (n: number) => boolean, message: string): NumberShape {
+    return new NumberShape((value, path, issues) => {
+      const before = issues.length;
+      const n = this.run(value, path, issues);
+      return issues.length > before || ok(n) ? n : fail(issues, path, message, n);
+    });
+  }
+}
+
+export function string(): StringShape {
+  return new StringShape((value, path, issues) => (typeof value === "string" ? value : fail(issues, path, `expected string, received ${describe(value)}`, "")));
+}
+
+/** A finite number (as zod's: NaN and ±Infinity are refused). */
+export function number(): NumberShape {
+  return new NumberShape((value, path, issues) =>
+    typeof value === "number" && Number.isFinite(value) ? value : fail(issues, path, `expected number, received ${describe(value)}`, 0),
+  );
+}
+
+export function boolean(): Shape<boolean> {
+  return new Shape((value, path, issues) => (typeof value === "boolean" ? value : fail(issues, path, `expected boolean, received ${describe(value)}`, false)));
+}
+
+export function unknown(): Shape<unknown> {
+  return new Shape((value) => value);
+}
+
+export function literal<const L extends string | number | boolean>(literal: L): Shape<L> {
+  return new Shape((value, path, issues) => (value === literal ? literal : fail(issues, path, `expected ${JSON.stringify(literal)}`, literal)));
+}
+
+function enumOf<const E extends readonly [string, ...string[]]>(values: E): Shape<E[number]> {
+  const allowed = new Set<string>(values);
+  return new Shape((value, path, issues) =>
+    typeof value === "string" && allowed.has(value) ? (value as E[number]) : fail(issues, path, `expected one of ${values.map((v) => JSON.stringify(v)).join("|")}`, values[0]),
+  );
+}
+export { enumOf as enum };
+
+/** Values of `S` by key, recording issues at `path.key`. */
+export function record<V>(_keys: StringShape, values: Shape<V>): Shape<Record<string, V>> {
+  return new Shape((value, path, issues) => {
+    if (!isPlainObject(value)) return fail(issues, path, `expected object, received ${describe(value)}`, {});
+    const out: Record<string, V> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = values.check(v, [...path, k], issues);
+    return out;
+  });
+}
+
+export function array<V>(items: Shape<V>): Shape<V[]> {
+  return new Shape((value, path, issues) =>
+    Array.isArray(value) ? value.map((v: unknown, i) => items.check(v, [...path, i], issues)) : fail(issues, path, `expected array, received ${describe(value)}`, []),
+  );
+}
+
+type Fields = Record<string, Shape<unknown>>;
+type OptionalKeys<F extends Fields> = { [K in keyof F]: F[K] extends OptionalShape<unknown> ? K : never }[keyof F];
+type ObjectOutput<F extends Fields> = {
+  [K in Exclude<keyof F, OptionalKeys<F>>]: F[K]["_output"];
+} & { [K in OptionalKeys<F>]?: F[K]["_output"] };
+type Flat<T> = { [K in keyof T]: T[K] };
+
+export class ObjectShape<F extends Fields> extends Shape<Flat<ObjectOutput<F>>> {
+  constructor(
+    readonly shape: F,
+    private readonly strictKeys = false,
+  ) {
+    super((value, path, issues) => {
+      if (!isPlainObject(value)) return fail(issues, path, `expected object, received ${describe(value)}`, {} as Flat<ObjectOutput<F>>);
+      const out: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(shape)) {
+        const present = Object.hasOwn(value, key);
+        if (!present && field instanceof OptionalShape) continue;
+        const v = field.check(value[key], [...path, key], issues);
+        if (present) out[key] = v;
+      }
+      if (strictKeys) {
+        const extra = Object.keys(value).filter((k) => !Object.hasOwn(shape, k));
+        if (extra.length > 0) issues.push({ path, message: `unrecognized key${extra.length > 1 ? "s" : ""}: ${extra.map((k) => JSON.stringify(k)).join(", ")}` });
+      }
+      return out as Flat<ObjectOutput<F>>;
+    });
+  }
+
+  /** Refuses keys the shape does not name (instead of stripping them). */
+  strict(): ObjectShape<F> {
+    return new ObjectShape(this.shape, true);
+  }
+}
+
+export function object<F extends Fields>(shape: F): ObjectShape<F> {
+  return new ObjectShape(shape);
+}
+
+/** One of `options`, chosen by the literal value of `key`. */
+export function discriminatedUnion<K extends string, O extends readonly ObjectShape<Fields>[]>(key: K, options: O): Shape<O[number]["_output"]> {
+  return new Shape((value, path, issues) => {
+    const tag = isPlainObject(value) ? value[key] : undefined;
+    const option = options.find((o) => o.shape[key]?.safeParse(tag).success);
+    if (!option) return fail(issues, [...path, key], `no variant has ${key} ${JSON.stringify(tag)}`, undefined as unknown as O[number]["_output"]);
+    return option.check(value, path, issues);
+  });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
