@@ -4,6 +4,7 @@
  *   waymark runs list [--status <status>] [--limit <n>] [--file <journal.db>]
  *   waymark runs show <runId> [--file <journal.db>]
  *   waymark signal … / waymark approve …   (over HTTP: see http-verbs.ts)
+ *   waymark history export … / waymark check …   (see history-verbs.ts)
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -16,11 +17,13 @@ import { SqliteWakeTable } from "../local/wake-table.ts";
 import { type RunStatus, systemClock } from "../ports.ts";
 import { formatTimeline } from "./timeline.ts";
 import { HTTP_USAGE, runHttpVerb } from "./http-verbs.ts";
+import { HISTORY_USAGE, HistoryUsageError, runHistoryVerb } from "./history-verbs.ts";
 
 const USAGE = `usage:
   waymark runs list [--status pending|running|suspended|completed|failed|cancelled] [--limit n] [--file path]
   waymark runs show <runId> [--file path]
 ${HTTP_USAGE}
+${HISTORY_USAGE}
 
 --file defaults to $WAYMARK_FILE or .waymark/journal.db`;
 
@@ -34,6 +37,7 @@ class UsageError extends Error {
 export async function main(argv: string[], out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<number> {
   if (argv[0] === "signal" || argv[0] === "approve") return runHttpVerb(argv, out, err);
   try {
+    if ((argv[0] === "history" || argv[0] === "check") && !argv.includes("--help") && !argv.includes("-h")) return await runHistoryVerb(argv, out, err);
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
@@ -71,7 +75,7 @@ export async function main(argv: string[], out: (line: string) => void = console
       db.close();
     }
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    if (e instanceof UsageError || e instanceof HistoryUsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
       err(`waymark: ${(e as Error).message}\n${USAGE}`);
       return 2;
     }
