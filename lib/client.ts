@@ -20,6 +20,7 @@ import { JournalView } from "./core/journal-view.ts";
 import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
+import { journalIdOf } from "./core/incarnation.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { validate } from "./core/validate.ts";
 import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
@@ -53,6 +54,8 @@ export interface SignalOptions {
   waitId?: string;
   /** Who sends it, recorded with the signal and shown to the workflow (`WaitResult.sender`). */
   sender?: SignalSender;
+  /** With `waitId`: the wait's record time, as a link carries it; another wait of that id is refused. */
+  waitRecordedAt?: number;
 }
 
 export interface SignalReceipt {
@@ -106,7 +109,9 @@ export class Client {
     tooLarge(input, "input", DEFAULT_MAX_INPUT_BYTES);
     const now = this.o.clock.now();
     const { created, run } = await this.o.store.createRun({ runId, workflow: name, input, createdAt: now });
-    if (!created && (run.workflow !== name || canonicalJson(run.input) !== canonicalJson(input))) throw new RunConflictError(runId);
+    // After continueAsNew the run holds its latest input; a retried start is judged by workflow alone.
+    const sameStart = run.workflow === name && ((run.incarnation ?? 1) > 1 || canonicalJson(run.input) === canonicalJson(input));
+    if (!created && !sameStart) throw new RunConflictError(runId);
     if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: now, reason: "start", key: "start" });
     return { runId, created, run };
   }
@@ -147,12 +152,16 @@ export class Client {
       const view = await this.view(runId);
       const wait = view.step(options.waitId);
       if (!wait || wait.kind !== "wait" || wait.signal !== name) throw new WaitNotFoundError(runId, options.waitId);
+      // A link names its wait by id and by when it was recorded: a wait of the same id in a later
+      // incarnation (continueAsNew) or a later run with the same id is another wait.
+      if (options.waitRecordedAt !== undefined && wait.at !== options.waitRecordedAt) throw new WaitNotFoundError(runId, options.waitId);
       const decided = view.resolution(options.waitId);
       if (decided && decided.signalId !== signalId) throw new WaitResolvedError(runId, options.waitId, decision(decided));
     }
 
     const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
-    const put = await store.appendRecord(runId, { key: keys.signal(signalId), body: record });
+    const journalId = journalIdOf(runId, run.incarnation);
+    const put = await store.appendRecord(journalId, { key: keys.signal(signalId), body: record });
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
       if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
@@ -183,7 +192,7 @@ export class Client {
       const missed = options.waitId === undefined ? latestWait(view, name) : undefined;
       const decided = missed && view.resolution(missed.stepId);
       if (missed && decided?.via === "timeout") {
-        await store.markLate(runId, keys.signal(signalId), missed.stepId);
+        await store.markLate(journalId, keys.signal(signalId), missed.stepId);
         throw new WaitResolvedError(runId, missed.stepId, decision(decided));
       }
       return { signalId, status: "buffered" };
@@ -193,7 +202,7 @@ export class Client {
     let res = view.resolution(target.stepId);
     if (!res) {
       const ours: ResolutionRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "resolution", stepId: target.stepId, via: "signal", signalId: chosen };
-      const put2 = await store.appendRecord(runId, { key: keys.resolution(target.stepId), body: ours });
+      const put2 = await store.appendRecord(journalId, { key: keys.resolution(target.stepId), body: ours });
       if (put2.written) {
         // Wake first, then cancel the timeout: if the wake cannot be sent, the timeout still will.
         await this.wake(runId);
@@ -205,7 +214,7 @@ export class Client {
     }
     if (res.signalId === signalId) return { signalId, status: "delivered", waitId: target.stepId };
     if (chosen !== signalId && res.signalId === chosen) return { signalId, status: "buffered" };
-    await store.markLate(runId, keys.signal(signalId), target.stepId);
+    await store.markLate(journalId, keys.signal(signalId), target.stepId);
     throw new WaitResolvedError(runId, target.stepId, decision(res));
   }
 
@@ -220,8 +229,8 @@ export class Client {
   }
 
   /** The run's records in write order; records this code cannot read are shown, not hidden. */
-  async history(runId: string): Promise<{ run: RunMeta; entries: HistoryEntry[] }> {
-    const journal = await this.o.store.loadJournal(runId);
+  async history(runId: string, options: { incarnation?: number } = {}): Promise<{ run: RunMeta; entries: HistoryEntry[] }> {
+    const journal = await this.o.store.loadJournal(runId, options);
     if (!journal) throw new RunNotFoundError(runId);
     const entries: HistoryEntry[] = journal.records.map((r) => {
       const at = typeof (r.body as { at?: unknown })?.at === "number" ? (r.body as { at: number }).at : 0;

@@ -34,6 +34,8 @@ export type { StandardSchemaV1 } from "./core/standard-schema.ts";
 export type { Duration } from "./core/duration.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
+export { JournalLimitError, DEFAULT_JOURNAL_LIMITS, type JournalLimits } from "./core/journal-limits.ts";
+export { journalIdOf } from "./core/incarnation.ts";
 export { serializeError, deserializeError, isRetryable, RecordedError } from "./core/error-codec.ts";
 export type { RetryOptions } from "./core/retry.ts";
 export { Engine, type EngineOptions, type InvocationResult, type InvokeOptions, type LogEntry } from "./core/engine.ts";

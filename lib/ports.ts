@@ -41,6 +41,11 @@ export interface RunMeta {
   leaseToken: number;
   /** Invocations granted so far (a guard against runaway self-wakes). */
   invocations: number;
+  /**
+   * Which life of the run this is: absent (1) until `step.continueAsNew` starts it afresh. Each
+   * incarnation has its own journal; earlier ones are kept for inspection until retention.
+   */
+  incarnation?: number;
   result?: unknown;
   error?: SerializedError;
   finishedAt?: number;
@@ -95,6 +100,12 @@ export interface SuspendUpdate {
   waitingFor?: string;
 }
 
+export interface ContinueUpdate {
+  now: number;
+  input: unknown;
+  incarnation: number;
+}
+
 export interface FinishUpdate {
   now: number;
   status: "completed" | "failed" | "cancelled";
@@ -121,14 +132,24 @@ export interface JournalStore {
   /** Creates the run if absent. Otherwise returns the existing run unchanged (`created: false`). */
   createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }>;
   getRun(runId: string): Promise<RunMeta | undefined>;
-  /** The meta record and every record of the run, with a consistent read, all pages. */
-  loadJournal(runId: string): Promise<Journal | undefined>;
+  /**
+   * The meta record and every record of the run's current incarnation (or of the one asked for),
+   * with a consistent read, all pages. Records of incarnation k > 1 are appended under the
+   * journal id `journalIdOf(runId, k)`.
+   */
+  loadJournal(runId: string, options?: { incarnation?: number }): Promise<Journal | undefined>;
   /** Grants the lease if it is free or expired; the token grows by one on every grant. */
   acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult>;
   /** Extends the lease while its token is current. */
   renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean>;
   /** Suspends the run and frees the lease, if `token` is still current. */
   releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean>;
+  /**
+   * Starts the run's next incarnation (`step.continueAsNew`): the new input, `incarnation` as
+   * given (the current one plus one), pending and due now, the lease freed — if `token` is still
+   * current. A retry that finds its own effect in place answers true.
+   */
+  continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean>;
   /** Makes the run terminal and frees the lease; conditional on the token when one is given. */
   finishRun(runId: string, update: FinishUpdate): Promise<boolean>;
   /** Write-once: fails (returning the existing record) if the key is already recorded. */

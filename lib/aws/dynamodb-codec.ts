@@ -31,6 +31,7 @@ export const ATTR = {
   leaseExpiresAt: "leaseExpiresAt",
   leaseToken: "leaseToken",
   invocations: "invocations",
+  incarnation: "incarnation",
   result: "result",
   error: "error",
   finishedAt: "finishedAt",
@@ -110,6 +111,8 @@ export function decodeMeta(item: Item): RunMeta {
   if (item[ATTR.error]?.S !== undefined) meta.error = fromJson(item[ATTR.error]?.S) as SerializedError;
   const finishedAt = optNum(item, ATTR.finishedAt);
   if (finishedAt !== undefined) meta.finishedAt = finishedAt;
+  const incarnation = optNum(item, ATTR.incarnation);
+  if (incarnation !== undefined && incarnation > 1) meta.incarnation = incarnation;
   return meta;
 }
 

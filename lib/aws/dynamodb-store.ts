@@ -31,6 +31,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type AppendResult,
+  type ContinueUpdate,
   type FinishUpdate,
   type Journal,
   type JournalStore,
@@ -44,8 +45,9 @@ import {
 import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
-import { acquireUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
-import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { acquireUpdate, continueUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
+import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { journalIdOf } from "../core/incarnation.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
@@ -126,29 +128,55 @@ export class DynamoJournalStore implements JournalStore {
     return out.Item && decodeMeta(out.Item);
   }
 
-  async loadJournal(runId: string): Promise<Journal | undefined> {
-    const { QueryCommand } = await dynamodbSdk();
+  /**
+   * The first incarnation's records share the meta item's partition (one query reads both). A
+   * later incarnation's live under `run#<runId>~<k>`: once the meta item says so, the rest of
+   * the first partition is not read (its pages are dropped, not kept in memory).
+   */
+  async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
     let run: RunMeta | undefined;
-    const records: Array<{ record: StoredRecord; writtenAt: number }> = [];
+    let records: Array<{ record: StoredRecord; writtenAt: number }> = [];
+    const wanted = (meta: RunMeta) => options.incarnation ?? meta.incarnation ?? 1;
+    await this.queryPartition(runId, (item) => {
+      if (item.sk?.S === META_SK) {
+        run = decodeMeta(item);
+        if (wanted(run) !== 1) return false; // stop: the records are elsewhere
+      } else records.push({ record: decodeRecord(item), writtenAt: Number(item[ATTR.writtenAt]?.N ?? 0) });
+      return true;
+    });
+    if (!run) return undefined;
+    const incarnation = wanted(run);
+    if (incarnation !== 1) {
+      records = [];
+      await this.queryPartition(journalIdOf(runId, incarnation), (item) => {
+        records.push({ record: decodeRecord(item), writtenAt: Number(item[ATTR.writtenAt]?.N ?? 0) });
+        return true;
+      });
+    }
+    // The table orders by key; the journal is read in write order (the timeline).
+    records.sort((a, b) => a.writtenAt - b.writtenAt);
+    return { run, records: records.map((r) => r.record) };
+  }
+
+  /** Every item of one partition, page by page, until `take` answers false. */
+  private async queryPartition(id: string, take: (item: Item) => boolean): Promise<void> {
+    const { QueryCommand } = await dynamodbSdk();
     let start: Item | undefined;
     do {
       const out = await retryConflicts(() => this.client.send(new QueryCommand({
         TableName: this.table,
         KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
+        ExpressionAttributeValues: { ":pk": s(pkOf(id)) },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       })));
-      for (const item of out.Items ?? []) {
-        if (item.sk?.S === META_SK) run = decodeMeta(item);
-        else records.push({ record: decodeRecord(item), writtenAt: Number(item[ATTR.writtenAt]?.N ?? 0) });
-      }
+      for (const item of out.Items ?? []) if (!take(item)) return;
       start = out.LastEvaluatedKey;
     } while (start !== undefined);
-    if (!run) return undefined;
-    // The table orders by key; the journal is read in write order (the timeline).
-    records.sort((a, b) => a.writtenAt - b.writtenAt);
-    return { run, records: records.map((r) => r.record) };
+  }
+
+  async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
+    return this.answer(this.update(runId, continueUpdate(runId, token, update)), (old) => isContinuedBy(old, token, update));
   }
 
   async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {

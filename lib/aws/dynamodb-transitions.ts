@@ -3,7 +3,7 @@
  * needs: one `UpdateItem` each. Kept apart from the store, which only sends them and reads the
  * answer, so the rules read in one place (they mirror the SQLite store's `UPDATE … WHERE`).
  */
-import type { AcquireRequest, FinishUpdate, SuspendUpdate } from "../ports.ts";
+import type { AcquireRequest, ContinueUpdate, FinishUpdate, SuspendUpdate } from "../ports.ts";
 import { ATTR, n, s, shardOf, statusPartition, toJson, wakeIndexKeys } from "./dynamodb-codec.ts";
 import { UpdateBuilder } from "./dynamodb-update.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
@@ -53,6 +53,21 @@ export function releaseUpdate(runId: string, token: number, update: SuspendUpdat
   const wakeKeys = wakeIndexKeys(runId, "suspended", update.wakeAt);
   if (wakeKeys) u.setAll(wakeKeys);
   else u.remove("gsi2pk", "gsi2sk");
+  return { update: u, condition: leaseHeld(u, token) };
+}
+
+/** Continue: the next incarnation, with its input, pending and due now, the lease freed. */
+export function continueUpdate(runId: string, token: number, update: ContinueUpdate): MetaUpdate {
+  const input = toJson(update.input);
+  const u = new UpdateBuilder()
+    .set(ATTR.status, s("pending"))
+    .set(ATTR.updatedAt, n(update.now))
+    .set(ATTR.incarnation, n(update.incarnation))
+    .setOrRemove(ATTR.input, input === undefined ? undefined : s(input))
+    .set(ATTR.wakeAt, n(update.now))
+    .set("gsi1pk", s(statusPartition("pending", shardOf(runId))))
+    .setAll(wakeIndexKeys(runId, "pending", update.now) ?? {})
+    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.waitingFor);
   return { update: u, condition: leaseHeld(u, token) };
 }
 

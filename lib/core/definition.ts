@@ -93,7 +93,7 @@ export interface ApprovalLink {
  * The step API a workflow receives. Every call is journaled (or derived deterministically), so
  * the workflow's code re-runs from the top on every invocation and arrives at the same place.
  */
-export interface Step<S extends SignalMap = SignalMap> {
+export interface Step<S extends SignalMap = SignalMap, I = unknown> {
   /** The run's id. */
   readonly runId: string;
   /**
@@ -141,6 +141,20 @@ export interface Step<S extends SignalMap = SignalMap> {
    * story the code no longer tells.
    */
   deprecatePatch(id: string): void;
+  /**
+   * Ends this incarnation of the run and starts the same run id afresh with `input` (validated
+   * like a start's): a new journal, so a run that loops for ever keeps its history bounded. Steps
+   * still running finish and are recorded first; unconsumed signals move to the new incarnation.
+   * The old journal is kept for inspection (`client.history(runId, { incarnation })`) until
+   * retention. Never returns.
+   *
+   * @example
+   * ```ts
+   * for (let i = 0; i < 1_000; i++) await step.run(`poll`, () => feed.poll(cursor));
+   * return step.continueAsNew({ cursor: nextCursor });
+   * ```
+   */
+  continueAsNew(input: I): Promise<never>;
   /** The current time, the same on every replay. */
   now(): Date;
   /** A number in [0, 1), the same on every replay. */
@@ -149,7 +163,7 @@ export interface Step<S extends SignalMap = SignalMap> {
   uuid(): string;
 }
 
-export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S>) => Promise<O>;
+export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S, I>) => Promise<O>;
 
 export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap> {
   /** The workflow's name; journals record it, so keep it stable across deploys. */
@@ -188,7 +202,7 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
   readonly signals: S;
   readonly retry: RetryPolicy;
   /** The workflow's body (method syntax, so any workflow fits {@link AnyWorkflow}). */
-  fn(input: I, step: Step<S>): Promise<O>;
+  fn(input: I, step: Step<S, I>): Promise<O>;
 }
 
 /** Any workflow, for registries. */

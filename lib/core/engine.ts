@@ -10,10 +10,12 @@ import { serializeError } from "./error-codec.ts";
 import { InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
 import { type JournalRecord, keyOf, parseRecord } from "./records.ts";
-import type { AcquireRequest, AcquireResult, AppendResult, ApprovalLinks, Clock, JournalStore, Lease, RunMeta, SuspendUpdate, WakeQueue } from "../ports.ts";
+import type { AcquireRequest, AcquireResult, AppendResult, ApprovalLinks, Clock, JournalStore, Lease, RunMeta, StoredRecord, SuspendUpdate, WakeQueue } from "../ports.ts";
 import { isTooLargeForStore } from "./execution-state.ts";
 import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
+import { journalIdOf } from "./incarnation.ts";
+import { DEFAULT_JOURNAL_LIMITS, JournalLimitError, type JournalLimits } from "./journal-limits.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
 import { validate } from "./validate.ts";
@@ -35,6 +37,8 @@ export type InvocationResult =
    * lapses, so one stuck run never holds a worker or a batch.
    */
   | { status: "abandoned"; wakeAt: number }
+  /** `step.continueAsNew`: the run starts afresh as this incarnation, woken at once. */
+  | { status: "continued"; incarnation: number }
   /** The run's workflow is not hosted by this deployment: it waits (backing off) for one that does. */
   | { status: "unhosted"; workflow: string; wakeAt: number };
 
@@ -58,6 +62,12 @@ export interface EngineOptions {
   maxValueBytes?: number;
   /** Mints approval links for `waitForSignal({ notify })`. */
   links?: ApprovalLinks;
+  /**
+   * How long one incarnation's journal may grow: past `warn*` a warning is logged; past `max*`
+   * the run fails with `JournalLimitError` (end batches of work with `step.continueAsNew`).
+   * Defaults: warn at 5,000 records or 4 MiB, fail past 50,000 records or 32 MiB.
+   */
+  journalLimits?: Partial<JournalLimits>;
   log?: (entry: LogEntry) => void;
 }
 
@@ -175,13 +185,18 @@ export class Engine {
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
     }
 
+    const incarnation = journal.run.incarnation ?? 1;
+    const journalId = journalIdOf(runId, incarnation);
+    const limit = this.journalLimit(runId, journal.records);
+    if (limit) return this.finish(runId, token, { type: "failed", error: serializeError(limit) });
     const execution = new Execution({
       runId,
+      journalId,
       workflow,
       input: input.data,
       journal: view,
       now: () => clock.now(),
-      append: (record) => this.append(runId, record),
+      append: (record) => this.append(runId, journalId, record),
       // Owned while no renewal was refused, the deadline has not passed, and the lease has not
       // expired by this process's own clock (a process frozen past its lease starts nothing).
       ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
@@ -217,6 +232,7 @@ export class Engine {
       }
       return { status: "lost-lease" };
     }
+    if (outcome.type === "continued") return this.continueAsNew(runId, token, incarnation, view, outcome.input);
     if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
     return this.suspend(runId, token, outcome.blockers, execution);
   }
@@ -246,11 +262,39 @@ export class Engine {
     return { status: "unhosted", workflow: name, wakeAt };
   }
 
-  private async append(runId: string, record: JournalRecord): Promise<{ record: JournalRecord; won: boolean }> {
+  /**
+   * The next incarnation: signals nobody consumed move to its journal first (same bodies, so a
+   * retry after a crash rewrites nothing), then one conditional write switches the run over, and
+   * a start wake runs it. A crash before the switch leaves this incarnation to be replayed, which
+   * ends here again.
+   */
+  private async continueAsNew(runId: string, token: number, incarnation: number, view: JournalView, input: unknown): Promise<InvocationResult> {
+    const { store, clock } = this.o;
+    const next = incarnation + 1;
+    for (const signal of view.unconsumedSignals()) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
+    const ok = await store.continueRun(runId, token, { now: clock.now(), input, incarnation: next });
+    if (!ok) return { status: "lost-lease" };
+    this.o.log?.({ event: "continued", runId, incarnation: next });
+    await this.o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "start" });
+    return { status: "continued", incarnation: next };
+  }
+
+  /** A journal past the hard limit fails the run, naming the way out; past the warning, a log line. */
+  private journalLimit(runId: string, records: readonly StoredRecord[]): JournalLimitError | undefined {
+    const limits = { ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits };
+    const bytes = records.length > limits.warnRecords / 10 ? jsonBytes(records) : 0; // small journals: not worth measuring
+    if (records.length > limits.maxRecords || bytes > limits.maxBytes) return new JournalLimitError(runId, records.length, bytes, limits);
+    if (records.length > limits.warnRecords || bytes > limits.warnBytes) {
+      this.o.log?.({ event: "journal-large", runId, records: records.length, bytes, level: "warn", hint: "end each batch of work with step.continueAsNew(input)" });
+    }
+    return undefined;
+  }
+
+  private async append(runId: string, journalId: string, record: JournalRecord): Promise<{ record: JournalRecord; won: boolean }> {
     const key = keyOf(record);
     let res: AppendResult;
     try {
-      res = await this.o.store.appendRecord(runId, { key, body: record });
+      res = await this.o.store.appendRecord(journalId, { key, body: record });
     } catch (err) {
       // The answer may be lost while the write was applied: read the record back before giving up.
       const existing = (await this.o.store.loadJournal(runId).catch(() => undefined))?.records.find((r) => r.key === key);

@@ -25,7 +25,7 @@ export abstract class ExecutionState {
   /** Steps a replay-only check met that the journal does not have. */
   protected readonly newSteps: Array<{ stepId: string; kind: string }> = [];
   protected checkScheduled = false;
-  protected settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+  protected settled: { ok: true; value: unknown } | { ok: false; error: unknown } | { continued: unknown } | undefined;
   protected fatal: Error | undefined;
   protected done = false;
   protected resolveOutcome!: (o: Outcome) => void;
@@ -33,7 +33,7 @@ export abstract class ExecutionState {
   readonly cancelledWakes: string[] = [];
 
   constructor(protected readonly o: ExecutionOptions) {
-    this.values = new ReplayValues(o.runId, o.journal, o.now);
+    this.values = new ReplayValues(o.journalId ?? o.runId, o.journal, o.now);
     this.order = new DeliveryOrder(o.journal.deliveries(), () => this.checkQuiescent());
   }
 
@@ -181,7 +181,7 @@ export abstract class ExecutionState {
     return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor });
   }
 
-  protected settle(result: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+  protected settle(result: { ok: true; value: unknown } | { ok: false; error: unknown } | { continued: unknown }): void {
     this.settled ??= result;
     this.checkQuiescent();
   }
@@ -224,6 +224,7 @@ export abstract class ExecutionState {
       const err = new NonDeterminismError(skipped, `a ${record?.kind ?? "?"} step "${skipped}"`, "never reached it (renamed or removed?)");
       return { type: "failed", error: serializeError(err), nondeterminism: true };
     }
+    if (this.settled && "continued" in this.settled) return { type: "continued", input: this.settled.continued };
     if (this.settled) {
       if (this.settled.ok) {
         try {

@@ -22,6 +22,8 @@ export type Outcome =
   | { type: "completed"; result: unknown }
   | { type: "failed"; error: SerializedError; nondeterminism?: boolean }
   | { type: "suspended"; blockers: Blocker[] }
+  /** `step.continueAsNew(input)`: the next incarnation starts with this input. */
+  | { type: "continued"; input: unknown }
   /** Ended for a reason outside the workflow: a journal write failed, or the lease was lost. */
   | { type: "aborted"; error: unknown; leaseLost: boolean };
 
@@ -53,6 +55,11 @@ export interface ExecutionOptions {
    * steps the code has not reached: then the code tells another story (`NonDeterminismError`).
    */
   replayOnly?: boolean;
+  /**
+   * Where this incarnation's records live and what idempotency keys and randomness are derived
+   * from: the run id in the first incarnation, `<runId>~<k>` after (see incarnation.ts). Default: `runId`.
+   */
+  journalId?: string;
   /** The run's grant count for this invocation, stamped on every record it writes. */
   invocation?: number;
   /** Largest step result, as JSON bytes, the journal takes. Default {@link DEFAULT_MAX_VALUE_BYTES}. */

@@ -14,10 +14,12 @@ import { runAttempt } from "./attempt.ts";
 import { assertName, type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
-import { NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
+import { InvalidInputError, NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
 import { ExecutionState, isTooLargeForStore, never, resultOf } from "./execution-state.ts";
 import type { Blocker } from "./execution-types.ts";
-import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
+import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
+import { validate } from "./validate.ts";
+import { zodIssues } from "./zod-issues.ts";
 import type { AttemptRecord, ResolutionRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
 import { parse } from "./validate.ts";
@@ -47,6 +49,7 @@ export class Execution extends ExecutionState {
           void this.nondeterminism(`patch:${id}`, `a run that took the path before patch "${id}"`, "code where the patch is deprecated (only the new path)");
         }
       },
+      continueAsNew: (input: unknown) => this.continueAsNew(input),
       now: () => new Date(this.values.now()),
       random: () => this.values.random(),
       uuid: () => this.values.uuid(),
@@ -116,14 +119,14 @@ export class Execution extends ExecutionState {
         // a journal write that fails aborts the invocation instead (see `write`).
         let value: T;
         try {
-          value = await runAttempt(`${this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
+          value = await runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
           assertJsonSafe(value, `result of step "${stepId}"`);
           const size = jsonBytes(value);
           const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
           if (size > limit) throw new ValueTooLargeError(`the result of step "${stepId}"`, size, limit);
         } catch (err) {
           const error = serializeError(err);
-          const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.runId}/${stepId}`);
+          const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.journalId ?? this.o.runId}/${stepId}`);
           if (retryAt === undefined) {
             return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "failed", ordered);
           }
@@ -160,6 +163,19 @@ export class Execution extends ExecutionState {
     if (turn) await turn;
     this.emit({ stepId: body.stepId, kind: "run", outcome, attempt: body.attempts, durationMs: this.o.now() - body.startedAt });
     return resultOf<T>(record);
+  }
+
+  // ---- step.continueAsNew ---------------------------------------------------------------
+
+  private continueAsNew(input: unknown): Promise<never> {
+    if (this.done || this.fatal) return never();
+    const checked = validate(this.o.workflow.input, input);
+    if (!checked.success) throw new InvalidInputError(`continueAsNew: invalid input for workflow "${this.o.workflow.name}"`, zodIssues(checked.error));
+    assertJsonSafe(input, "continueAsNew input");
+    const size = jsonBytes(input);
+    if (size > DEFAULT_MAX_INPUT_BYTES) throw new ValueTooLargeError("the continueAsNew input", size, DEFAULT_MAX_INPUT_BYTES);
+    this.settle({ continued: input });
+    return never();
   }
 
   // ---- step.sleep -----------------------------------------------------------------------

@@ -126,6 +126,14 @@ export class JournalView {
     return this.buffered.filter((s) => s.name === name && (s.waitId === undefined || s.waitId === forWait));
   }
 
+  /** Signals no wait consumed and none came too late for, in write order (they move to a next incarnation). */
+  unconsumedSignals(): SignalRecord[] {
+    return [...this.signals.values()]
+      .filter((s) => !this.consumed.has(s.signalId) && s.lateFor === undefined)
+      .sort((a, b) => a.at - b.at)
+      .map(({ lateFor: _late, ...signal }) => signal);
+  }
+
   /** Waits recorded without a resolution, in journal order. */
   openWaits(): Array<StepRecord & { kind: "wait" }> {
     const open: Array<StepRecord & { kind: "wait" }> = [];

@@ -6,7 +6,7 @@
  * the rule reads the same on SQLite, DynamoDB and memory.
  */
 import { canonicalJson } from "./json.ts";
-import { type FinishUpdate, type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
+import { type ContinueUpdate, type FinishUpdate, type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
 
 /** The record already stored is the one being written (same key, same body): a retried append. */
 export function sameBody(stored: unknown, written: unknown): boolean {
@@ -25,6 +25,11 @@ export function isOwnGrant(meta: RunMeta | undefined, owner: string): boolean {
  */
 export function isReleased(meta: RunMeta | undefined, token: number): boolean {
   return meta !== undefined && meta.leaseToken === token && meta.lease === undefined && meta.status === "suspended";
+}
+
+/** The run was continued by the holder of `token` into this very incarnation. */
+export function isContinuedBy(meta: RunMeta | undefined, token: number, update: ContinueUpdate): boolean {
+  return meta !== undefined && meta.leaseToken === token && meta.lease === undefined && (meta.incarnation ?? 1) === update.incarnation;
 }
 
 /** The run was finished by this very update (same status, same time, same token if one was given). */

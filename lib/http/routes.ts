@@ -104,7 +104,7 @@ export async function approve(ctx: RouteContext, claims: LinkClaims, signalId: s
   assertSameRun(claims, await ctx.client.get(claims.runId));
   const sender = senderOf(claims, payload);
   try {
-    const receipt = await ctx.client.signal(claims.runId, claims.signal, payload, { waitId: claims.waitId, signalId, ...(sender ? { sender } : {}) });
+    const receipt = await ctx.client.signal(claims.runId, claims.signal, payload, { waitId: claims.waitId, waitRecordedAt: claims.issuedAt, signalId, ...(sender ? { sender } : {}) });
     return json(receipt.status === "delivered" ? 200 : 202, { runId: claims.runId, ...receipt });
   } catch (err) {
     // Used before (another payload), or the run has finished: answer with the wait's decision when it has one.

@@ -12,7 +12,7 @@ import { type MissingDependencyError, sqliteDriver } from "./sqlite-driver.ts";
 export type Database = BetterSqlite3.Database;
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA_V1 = `
   CREATE TABLE runs (
@@ -103,7 +103,8 @@ function migrate(db: Database): void {
       throw new Error(`${db.name} has schema version ${version}; this Waymark reads up to ${SCHEMA_VERSION}. Upgrade Waymark.`);
     }
     if (version < 1) db.exec(SCHEMA_V1);
-    // Later versions: `if (version < 2) db.exec(SCHEMA_V2_CHANGES);` and so on.
+    // v2: incarnations (`step.continueAsNew`); existing runs are in their first.
+    if (version < 2) db.exec("ALTER TABLE runs ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 1");
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -14,6 +14,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type AppendResult,
+  type ContinueUpdate,
   type FinishUpdate,
   type Journal,
   type JournalStore,
@@ -26,7 +27,8 @@ import {
   type SuspendUpdate,
 } from "../ports.ts";
 import type { Database } from "./database.ts";
-import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { journalIdOf } from "../core/incarnation.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 interface RunRow {
@@ -42,6 +44,7 @@ interface RunRow {
   lease_owner: string | null;
   lease_expires_at: number | null;
   invocations: number;
+  incarnation: number;
   result: string | null;
   error: string | null;
   finished_at: number | null;
@@ -79,13 +82,14 @@ export class SqliteJournalStore implements JournalStore {
   private readonly extendLease: Statement<[Params]>;
   private readonly suspend: Statement<[Params]>;
   private readonly finish: Statement<[Params]>;
+  private readonly continueStmt: Statement<[Params]>;
   private readonly insertRecord: Statement<[string, string, string, string | null]>;
   private readonly setLate: Statement<[string, string, string]>;
   private readonly due: Statement<[Params]>;
   private readonly selectDue: Statement<[number, number], RunRow>;
   /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
-  private readonly readJournal: (runId: string) => { run: RunRow; records: RecordRow[] } | undefined;
+  private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordRow[] } | undefined;
   private readonly acquire: (runId: string, req: AcquireRequest) => AcquireResult;
 
   constructor(db: Database) {
@@ -108,6 +112,10 @@ export class SqliteJournalStore implements JournalStore {
     this.suspend = db.prepare<[Params]>(`
       UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = 'suspended',
         wake_at = @wakeAt, waiting_for = @waitingFor, updated_at = @now
+      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
+    this.continueStmt = db.prepare<[Params]>(`
+      UPDATE runs SET input = @input, incarnation = @incarnation, status = 'pending', wake_at = @now, waiting_for = NULL,
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = @now
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
     this.finish = db.prepare<[Params]>(`
       UPDATE runs SET status = @status, result = @result, error = @error, finished_at = @now, updated_at = @now,
@@ -133,9 +141,9 @@ export class SqliteJournalStore implements JournalStore {
     );
 
     // A read transaction: the meta row and the records come from one snapshot.
-    this.readJournal = db.transaction((runId: string) => {
+    this.readJournal = db.transaction((runId: string, incarnation: number | undefined) => {
       const run = this.selectRun.get(runId);
-      return run && { run, records: this.selectRecords.all(runId) };
+      return run && { run, records: this.selectRecords.all(journalIdOf(runId, incarnation ?? run.incarnation)) };
     });
     const acquire = db.transaction((runId: string, req: AcquireRequest): AcquireResult => {
       const expiresAt = req.now + req.ttlMs;
@@ -182,8 +190,8 @@ export class SqliteJournalStore implements JournalStore {
     return row && toMeta(row);
   }
 
-  async loadJournal(runId: string): Promise<Journal | undefined> {
-    const read = this.readJournal(runId);
+  async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
+    const read = this.readJournal(runId, options.incarnation);
     return read && { run: toMeta(read.run), records: read.records.map(toRecord) };
   }
 
@@ -198,6 +206,11 @@ export class SqliteJournalStore implements JournalStore {
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null };
     return this.suspend.run(params).changes === 1 || isReleased(await this.getRun(runId), token);
+  }
+
+  async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
+    const params = { runId, token, now: update.now, input: toJson(update.input), incarnation: update.incarnation };
+    return this.continueStmt.run(params).changes === 1 || isContinuedBy(await this.getRun(runId), token, update);
   }
 
   async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
@@ -268,6 +281,7 @@ function toMeta(row: RunRow): RunMeta {
   if (row.result !== null) meta.result = fromJson(row.result);
   if (row.error !== null) meta.error = fromJson(row.error) as SerializedError;
   if (row.finished_at !== null) meta.finishedAt = row.finished_at;
+  if (row.incarnation > 1) meta.incarnation = row.incarnation;
   return meta;
 }
 

@@ -12,6 +12,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type AppendResult,
+  type ContinueUpdate,
   type FinishUpdate,
   type Journal,
   type JournalStore,
@@ -22,7 +23,8 @@ import {
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
-import { isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { journalIdOf } from "../core/incarnation.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 const DEFAULT_PAGE = 100;
@@ -69,11 +71,25 @@ export class MemoryJournalStore implements JournalStore {
     return meta && structuredClone(meta);
   }
 
-  async loadJournal(runId: string): Promise<Journal | undefined> {
+  async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
     const meta = this.runs.get(runId);
     if (!meta) return undefined;
+    const journalId = journalIdOf(runId, options.incarnation ?? meta.incarnation);
     // One clone call for the whole journal: cheaper than one per record.
-    return structuredClone({ run: meta, records: [...(this.records.get(runId)?.values() ?? [])] });
+    return structuredClone({ run: meta, records: [...(this.records.get(journalId)?.values() ?? [])] });
+  }
+
+  async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
+    const meta = this.leased(runId, token);
+    if (!meta) return isContinuedBy(this.runs.get(runId), token, update);
+    delete meta.lease;
+    meta.input = structuredClone(update.input);
+    meta.incarnation = update.incarnation;
+    meta.status = "pending";
+    meta.wakeAt = update.now;
+    delete meta.waitingFor;
+    meta.updatedAt = update.now;
+    return true;
   }
 
   async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {

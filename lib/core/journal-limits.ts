@@ -1,0 +1,46 @@
+/**
+ * How long one incarnation's journal may grow. Every invocation reads the whole journal, so a run
+ * that loops for ever must end each batch of work with `step.continueAsNew(input)`; these limits
+ * make a run that does not say so (a warning) and then stop it, clearly, before it gets slow.
+ */
+import { WaymarkError } from "./errors.ts";
+
+export interface JournalLimits {
+  warnRecords: number;
+  warnBytes: number;
+  maxRecords: number;
+  maxBytes: number;
+}
+
+export const DEFAULT_JOURNAL_LIMITS: JournalLimits = {
+  warnRecords: 5_000,
+  warnBytes: 4 * 1024 * 1024,
+  maxRecords: 50_000,
+  maxBytes: 32 * 1024 * 1024,
+};
+
+/**
+ * A run's journal passed the hard limit (`EngineOptions.journalLimits`). Not retryable: the code
+ * must end batches of work with `step.continueAsNew(input)`.
+ *
+ * @example
+ * ```ts
+ * // in the workflow: every 1,000 items, start afresh with where it got to
+ * if (processed === 1_000) return step.continueAsNew({ cursor });
+ * ```
+ */
+export class JournalLimitError extends WaymarkError {
+  override readonly name = "JournalLimitError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly runId: string,
+    readonly records: number,
+    readonly bytes: number,
+    readonly limits: JournalLimits,
+  ) {
+    super(
+      `run "${runId}": its journal has ${records} records (${bytes} bytes), past the limit of ${limits.maxRecords} records or ${limits.maxBytes} bytes; ` +
+        "end each batch of work with step.continueAsNew(input) to start the run afresh with a new journal",
+    );
+  }
+}
