@@ -1,5 +1,5 @@
 /** `waymark/testing`: the engine on an in-memory journal and a virtual clock. */
 export { createTestRuntime, TestRuntime, type TestRuntimeOptions } from "./runtime.ts";
 export { VirtualClock } from "./virtual-clock.ts";
-export { MemoryJournalStore } from "./memory-store.ts";
+export { MemoryJournalStore, type MemoryJournalStoreOptions } from "./memory-store.ts";
 export { MemoryWakeQueue } from "./memory-wakes.ts";

@@ -10,6 +10,7 @@ import { leaseTests } from "./store-leases.ts";
 import { listingTests } from "./store-listing.ts";
 import { runAndRecordTests } from "./store-records.ts";
 import { retryTests } from "./store-retries.ts";
+import { retentionTests } from "./store-retention.ts";
 
 export { journalWakeQueueContract } from "./wake-contract.ts";
 
@@ -45,5 +46,6 @@ export function journalStoreContract(name: string, make: () => Promise<StoreHarn
     describe("listing", () => listingTests(store));
     describe("concurrency", () => concurrencyTests(store));
     describe("retries after a lost response", () => retryTests(store));
+    describe("retention", () => retentionTests(store));
   });
 }
