@@ -1,7 +1,7 @@
 /** `waymark/local`: the embedded default — SQLite journal, wake table, timer loop, in one process. */
 export { createLocalRuntime, LocalRuntime, type LocalRuntimeOptions, isDeadLocalOwner } from "./runtime.ts";
 export { openLocalDatabase } from "./database.ts";
-export { SqliteJournalStore } from "./sqlite-store.ts";
+export { SqliteJournalStore, type SqliteJournalStoreOptions } from "./sqlite-store.ts";
 export { SqliteWakeTable } from "./wake-table.ts";
 export { formatTimeline, timelineRows, type TimelineRow } from "../cli/timeline.ts";
 export { startDevServer, type DevServer, type DevServerOptions, DEFAULT_DEV_PORT } from "./dev-server.ts";
