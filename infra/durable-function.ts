@@ -19,6 +19,7 @@ import { DurableAlarms } from "./alarms.ts";
 import { durableBundling } from "./bundling.ts";
 import { journalTable } from "./journal-table.ts";
 import { durableFunctionStatements, schedulerDeliveryRole } from "./permissions.ts";
+import { Retention } from "./retention.ts";
 import { WakeQueues } from "./wake-queues.ts";
 import { Watchdog } from "./watchdog.ts";
 
@@ -31,7 +32,7 @@ export interface DurableFunctionProps {
   readonly memorySize?: number;
   /** One invocation's limit; a run that needs longer checkpoints and continues. @default 1 minute */
   readonly timeout?: Duration;
-  /** Days a finished run's journal is kept (DynamoDB TTL) → `WAYMARK_RETENTION_DAYS`. @default 30 */
+  /** Days a finished run is kept (DynamoDB TTL on its meta item, then the stream deletes the rest) → `WAYMARK_RETENTION_DAYS`. @default 30 */
   readonly retentionDays?: number;
   /** Most concurrent invocations the wake queue drives (the SQS event source's `maxConcurrency`, 2–1,000). @default 10 */
   readonly maxConcurrency?: number;
@@ -93,6 +94,7 @@ export class DurableFunction extends Construct {
   readonly scheduleGroup: scheduler.ScheduleGroup;
   readonly schedulerRole: iam.Role;
   readonly watchdog: Watchdog;
+  readonly retention: Retention;
   readonly functionUrl: lambda.FunctionUrl | undefined;
   readonly webhookSecret: secretsmanager.Secret | undefined;
   readonly alarms: DurableAlarms;
@@ -153,7 +155,7 @@ export class DurableFunction extends Construct {
     }
 
     this.function = new NodejsFunction(this, "Function", {
-      description: "Waymark durable function: wakes from SQS, the webhook, the watchdog",
+      description: "Waymark durable function: wakes from SQS, the webhook, the watchdog, retention",
       entry: props.entry,
       handler: props.handler ?? "handler",
       runtime: lambda.Runtime.NODEJS_22_X,
@@ -180,6 +182,7 @@ export class DurableFunction extends Construct {
     );
 
     this.watchdog = new Watchdog(this, "Watchdog", { fn: this.function, interval: props.watchdogInterval ?? Duration.minutes(5) });
+    this.retention = new Retention(this, "Retention", { table: this.table, fn: this.function, role: this.role, alarmActions: props.alarmActions ?? [] });
 
     if (this.webhookSecret) {
       // No IAM auth: browsers and mail links cannot sign SigV4. Every route authenticates

@@ -22,3 +22,4 @@ export {
   type DurableGrants,
 } from "./permissions.ts";
 export { Watchdog, WATCHDOG_EVENT, type WatchdogProps } from "./watchdog.ts";
+export { Retention, STREAM_ACTIONS, TTL_REMOVE_FILTER, type RetentionProps } from "./retention.ts";

@@ -11,8 +11,9 @@ const PROJECTION = { ALL: dynamodb.ProjectionType.ALL } as const;
 const attribute = (key: KeyAttribute): dynamodb.Attribute => ({ name: key.name, type: dynamodb.AttributeType.STRING });
 
 /**
- * Creates the journal table: on-demand, TTL on finished runs, point-in-time recovery, and
- * deletion protection unless the data is meant to go with the stack.
+ * Creates the journal table: on-demand, TTL on finished runs, a stream with the old image (TTL
+ * deletions of meta items drive retention of the rest, see `retention.ts`), point-in-time
+ * recovery, and deletion protection unless the data is meant to go with the stack.
  *
  * @example
  * ```ts
@@ -33,6 +34,7 @@ export function journalTable(scope: Construct, id: string, removalPolicy: Remova
     })),
     billing: dynamodb.Billing.onDemand(),
     timeToLiveAttribute: t.ttlAttribute,
+    dynamoStream: dynamodb.StreamViewType.OLD_IMAGE,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: t.pointInTimeRecovery },
     // The journal is the source of truth of every run: a stack deletion must not take it along.
     deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,

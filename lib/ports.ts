@@ -164,6 +164,31 @@ export interface JournalStore {
   listRuns(query: ListQuery): Promise<RunPage>;
   /** Non-terminal runs whose `wakeAt` is at or before `now`, oldest first. */
   listDueRuns(now: number, limit: number): Promise<RunMeta[]>;
+  /**
+   * Retention: deletes up to `limit` finished runs whose retention period (the store's, counted
+   * from `finishedAt`) has passed by `now`, each with every item it owns (meta, steps, signals),
+   * and returns them. Afterwards the run id is free: `createRun` starts a new run that sees
+   * nothing of the old one. Unfinished runs are never touched. Idempotent, safe to run
+   * concurrently with itself and with a `createRun` of a reused id.
+   *
+   * The local runtime's watchdog calls it; on DynamoDB, TTL and the table's stream do the same
+   * work in production (see `lib/aws/retention-stream.ts`) and this is the explicit sweep.
+   * Anything kept outside the store for a run (payload objects) is the caller's to delete, per
+   * returned incarnation (`runId` + `createdAt`).
+   *
+   * @example
+   * ```ts
+   * const purged = await store.purgeExpired(Date.now(), 100);
+   * for (const run of purged) await payloads.deleteRun(run.runId, run.createdAt); // a later PayloadStore
+   * ```
+   */
+  purgeExpired(now: number, limit: number): Promise<PurgedRun[]>;
+}
+
+/** A run that retention removed: its id and incarnation (`createdAt`; a reused id has another). */
+export interface PurgedRun {
+  runId: string;
+  createdAt: number;
 }
 
 /** Why a run is woken. */

@@ -72,7 +72,7 @@ export async function listDueRuns(client: DynamoDBClient, tableName: string, now
 }
 
 /** Up to `max` items of one query, following `LastEvaluatedKey` (a page stops at 1 MB). */
-async function queryUpTo(client: DynamoDBClient, input: QueryCommandInput, max: number): Promise<Item[]> {
+export async function queryUpTo(client: DynamoDBClient, input: QueryCommandInput, max: number): Promise<Item[]> {
   const { QueryCommand } = await dynamodbSdk();
   const items: Item[] = [];
   let start: Item | undefined;

@@ -20,10 +20,11 @@
  * `ConditionalCheckFailedException` is an answer, never an error; transient errors are retried
  * (see `dynamodb-client.ts`).
  *
- * Finished runs get `expiresAt` (TTL) on their meta item only: the table's TTL deletes the meta,
- * and records of the run are left until a cleanup (e.g. on the TTL stream) removes them. So a
- * run id reused after retention could find a predecessor's records: `createRun` sweeps them
- * before it writes the new meta item (a rare, conditional cleanup; see `sweepLeftovers`).
+ * Retention: finished runs get `expiresAt` (TTL) on their meta item only; the table's TTL deletes
+ * it for free, and the stream handler (`retention-stream.ts`) deletes the run's other items
+ * through {@link DynamoJournalStore.purgeRun}. `purgeExpired` does both without TTL (see
+ * `dynamodb-retention.ts`). If a run id is reused before the stream caught up, `createRun`
+ * sweeps the predecessor's records before it writes the new meta item (`sweepLeftovers`).
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
@@ -37,6 +38,7 @@ import {
   type JournalStore,
   type ListQuery,
   type NewRun,
+  type PurgedRun,
   type RunMeta,
   type RunPage,
   type StoredRecord,
@@ -51,6 +53,7 @@ import { journalIdOf } from "../core/incarnation.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
+import { deleteExpiredMeta, deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 
 export interface DynamoJournalStoreOptions {
   /** A configured client; `createJournalDynamoClient()` gives one with the journal's retry settings. */
@@ -58,6 +61,11 @@ export interface DynamoJournalStoreOptions {
   tableName: string;
   /** How long a finished run stays before TTL removes it. Default 30 days. */
   retentionDays?: number;
+  /**
+   * Called for each expired run before its records are deleted (by the stream handler or by
+   * `purgeExpired`): where a `PayloadStore` deletes the run's objects. Must be idempotent.
+   */
+  onRunExpired?: ExpiredRunHook;
 }
 
 const DAY_S = 86_400;
@@ -77,11 +85,13 @@ export class DynamoJournalStore implements JournalStore {
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly retentionS: number;
+  private readonly onRunExpired: ExpiredRunHook | undefined;
 
   constructor(options: DynamoJournalStoreOptions) {
     this.client = options.client;
     this.table = options.tableName;
     this.retentionS = Math.round((options.retentionDays ?? 30) * DAY_S);
+    this.onRunExpired = options.onRunExpired;
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
@@ -254,6 +264,39 @@ export class DynamoJournalStore implements JournalStore {
 
   listDueRuns(now: number, limit: number): Promise<RunMeta[]> {
     return listDueRuns(this.client, this.table, now, limit);
+  }
+
+  /**
+   * Deletes finished runs past their TTL with every item, without waiting for TTL: the hook,
+   * the records, then the meta item (conditional on that incarnation and its TTL), so a purge
+   * cut short is finished by the next. Returns the runs whose meta item this call deleted.
+   * Reads the `byStatus` index (eventually consistent): a run finished a moment ago may wait
+   * for the next sweep. Production relies on TTL and the stream; this is the explicit sweep.
+   */
+  async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
+    const expired = await findExpiredRuns(this.client, this.table, now, this.retentionS * 1000, limit);
+    const purged: PurgedRun[] = [];
+    for (const run of expired) {
+      await this.purgeRun(run);
+      if (await deleteExpiredMeta(this.client, this.table, run, now)) purged.push({ runId: run.runId, createdAt: run.createdAt });
+    }
+    return purged;
+  }
+
+  /**
+   * Deletes an expired run's records (after its `onRunExpired` hook), leaving any meta item:
+   * what the stream handler calls once TTL has removed the meta. Records of a newer run with the
+   * same id are never touched. Idempotent.
+   *
+   * @example
+   * ```ts
+   * // a REMOVE of a meta item by TTL, its old image decoded
+   * await store.purgeRun({ runId: "order-1", createdAt: 1_700_000_000_000, expiresAt: 1_702_592_000 });
+   * ```
+   */
+  async purgeRun(run: ExpiredRun): Promise<{ deleted: number; kept: number }> {
+    await this.onRunExpired?.({ runId: run.runId, createdAt: run.createdAt });
+    return deleteRunRecords(this.client, this.table, run);
   }
 
   /**

@@ -26,5 +26,7 @@ export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type Aw
 export { configFromEnv, ConfigurationError, ENV, type AwsRuntimeConfig } from "./config.ts";
 export { handleWakeBatch } from "./sqs-entry.ts";
 export { sweepOverdueRuns, type SweepResult } from "./watchdog.ts";
+export { handleRetentionStream, isTtlRemove, TTL_PRINCIPAL, type RetentionTarget } from "./retention-stream.ts";
+export { deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 export { handleFunctionUrl, toHttpRequest } from "./function-url.ts";
 export type * from "./lambda-types.ts";

@@ -1,7 +1,9 @@
 /**
  * The shapes of the Lambda events and context Waymark handles: the SQS batch, the Function URL
- * request (payload format 2.0), and direct invocations. Only the fields Waymark reads.
+ * request (payload format 2.0), the journal table's stream (retention), and direct invocations.
+ * Only the fields Waymark reads.
  */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 
 /** The part of the Lambda context Waymark uses. */
 export interface LambdaContext {
@@ -54,6 +56,39 @@ export interface StartEvent {
 /** The watchdog's scheduled invocation. */
 export interface WatchdogEvent {
   waymark: "watchdog";
+}
+
+/**
+ * A DynamoDB stream record as Lambda delivers it. A TTL deletion is a `REMOVE` whose
+ * `userIdentity` is `{ type: "Service", principalId: "dynamodb.amazonaws.com" }`; any other
+ * delete has no `userIdentity`.
+ */
+export interface DynamoStreamRecord {
+  eventID?: string;
+  eventName?: "INSERT" | "MODIFY" | "REMOVE";
+  eventSource: "aws:dynamodb";
+  eventSourceARN?: string;
+  userIdentity?: { type?: string; principalId?: string };
+  dynamodb?: {
+    Keys?: Record<string, AttributeValue>;
+    OldImage?: Record<string, AttributeValue>;
+    SequenceNumber?: string;
+    ApproximateCreationDateTime?: number;
+  };
+}
+
+export interface DynamoStreamEvent {
+  Records: DynamoStreamRecord[];
+}
+
+/** Partial batch response of a stream: Lambda resumes from the lowest sequence number listed. */
+export interface StreamBatchResponse {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+}
+
+export function isDynamoStreamEvent(event: unknown): event is DynamoStreamEvent {
+  const records = (event as { Records?: unknown })?.Records;
+  return Array.isArray(records) && records.length > 0 && records.every((r) => (r as { eventSource?: unknown })?.eventSource === "aws:dynamodb");
 }
 
 export function isSqsEvent(event: unknown): event is SqsEvent {

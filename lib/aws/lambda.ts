@@ -5,12 +5,14 @@
  *   Function URL (2.0)   → the webhook (start, signal, status, approval links)
  *   { waymark: "start" } → start a run by direct invocation
  *   { waymark: "watchdog" } → wake overdue runs (the construct's rate schedule)
+ *   DynamoDB stream      → retention: TTL deleted a run's meta item, delete the rest of the run
  */
 import { InvalidInputError, WaymarkError } from "../core/errors.ts";
 import { createHttpHandler } from "../http/handler.ts";
 import type { HttpHandler } from "../http/types.ts";
 import { handleFunctionUrl } from "./function-url.ts";
-import { type LambdaContext, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
+import { type LambdaContext, isDynamoStreamEvent, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
+import { handleRetentionStream } from "./retention-stream.ts";
 import { type AwsRuntime, type AwsRuntimeOptions, createAwsRuntime } from "./runtime.ts";
 import { handleWakeBatch } from "./sqs-entry.ts";
 import { sweepOverdueRuns } from "./watchdog.ts";
@@ -55,6 +57,7 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
     });
     const { rt, http } = await ready;
     if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
+    if (isDynamoStreamEvent(event)) return handleRetentionStream(rt, event);
     if (isFunctionUrlEvent(event)) {
       if (!http) return { statusCode: 503, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { name: "WebhookDisabled", message: "this function has no webhook secret configured" } }) };
       return handleFunctionUrl(http, event);
@@ -65,7 +68,7 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
       case "watchdog":
         return sweepOverdueRuns(rt);
       default:
-        throw new UnsupportedEventError("expected an SQS batch, a Function URL request, { waymark: \"start\" } or { waymark: \"watchdog\" }");
+        throw new UnsupportedEventError("expected an SQS batch, a Function URL request, the journal table's stream, { waymark: \"start\" } or { waymark: \"watchdog\" }");
     }
   };
 }

@@ -36,7 +36,8 @@ const SCHEMA_V1 = `
   CREATE INDEX runs_by_status ON runs (status, created_at DESC, run_id DESC);
   CREATE INDEX runs_by_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
 
-  -- The implicit rowid gives the order records were written in (records are never deleted).
+  -- The implicit rowid gives the order records were written in (a new rowid is above every
+  -- remaining one; records are deleted only by retention, a whole run at a time).
   CREATE TABLE records (
     run_id   TEXT NOT NULL,
     key      TEXT NOT NULL,

@@ -30,8 +30,13 @@ export interface LocalRuntimeOptions {
   leaseTtlMs?: number;
   /** Longest one invocation may hold a run before giving it up (a stuck step body). Default 15 minutes. */
   maxInvocationMs?: number;
-  /** How often the watchdog looks for overdue runs. Default 5 s. */
+  /** How often the watchdog looks for overdue runs (and for finished runs past retention). Default 5 s. */
   watchdogIntervalMs?: number;
+  /**
+   * Days a finished run is kept; then the watchdog deletes it with all its records and wakes,
+   * and its id may be started afresh. Fractions are allowed (tests). Default 30, as on AWS.
+   */
+  retentionDays?: number;
   log?: (entry: LogEntry) => void;
   onStep?: (event: StepEvent) => void;
   onInvocation?: (runId: string, result: InvocationResult) => void;
@@ -101,7 +106,7 @@ export class LocalRuntime {
 
   constructor(private readonly o: LocalRuntimeOptions) {
     this.db = openLocalDatabase(o.file ?? ".waymark/journal.db");
-    this.store = new SqliteJournalStore(this.db);
+    this.store = new SqliteJournalStore(this.db, o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays });
     this.pollMs = o.pollIntervalMs ?? 50;
     // Wakes due now interrupt the idle pause instead of waiting for the next poll.
     this.wakes = new SqliteWakeTable(this.db, {
@@ -215,10 +220,15 @@ export class LocalRuntime {
     } while (cursor);
   }
 
-  /** The watchdog: overdue runs, and runs of a peer process that died, are woken again. */
+  /**
+   * The watchdog: overdue runs, and runs of a peer process that died, are woken again; finished
+   * runs past retention are deleted (a bounded batch per tick; the next tick takes the rest).
+   */
   private async sweep(): Promise<void> {
     await this.wakeDeadOwners();
     const overdue = await this.store.listDueRuns(Date.now() - 1_000, 100);
     for (const run of overdue) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "watchdog" });
+    // A later PayloadStore deletes each purged incarnation's objects here.
+    for (const run of await this.store.purgeExpired(Date.now(), 100)) this.o.log?.({ event: "retention", runId: run.runId, createdAt: run.createdAt });
   }
 }

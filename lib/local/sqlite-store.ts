@@ -6,6 +6,10 @@
  * `UPDATE … WHERE lease_token = ?`. The only read-modify-write, `acquireLease` (it must say why
  * it refused), runs in an IMMEDIATE transaction, which takes the write lock before reading, so
  * another process cannot slip in between (a deferred one could fail with SQLITE_BUSY_SNAPSHOT).
+ *
+ * Retention: `purgeExpired` deletes a finished run whose `finished_at` is older than the
+ * retention period, with its records and any wake left in the same file, in one transaction.
+ * The local runtime's watchdog calls it; nothing else deletes.
  */
 import type { Statement } from "better-sqlite3";
 import type { SerializedError } from "../core/errors.ts";
@@ -20,6 +24,7 @@ import {
   type JournalStore,
   type ListQuery,
   type NewRun,
+  type PurgedRun,
   type RunMeta,
   type RunPage,
   type RunStatus,
@@ -60,6 +65,12 @@ type Params = Record<string, string | number | null>;
 
 const NOT_FINISHED = "status NOT IN ('completed', 'failed', 'cancelled')";
 const DEFAULT_PAGE = 100;
+const DAY_MS = 86_400_000;
+
+export interface SqliteJournalStoreOptions {
+  /** How long a finished run is kept before `purgeExpired` removes it. Default 30 days. */
+  retentionDays?: number;
+}
 
 /**
  * A {@link JournalStore} over the local SQLite file. Open the file with `openLocalDatabase`;
@@ -91,8 +102,10 @@ export class SqliteJournalStore implements JournalStore {
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
   private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordRow[] } | undefined;
   private readonly acquire: (runId: string, req: AcquireRequest) => AcquireResult;
+  private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
 
-  constructor(db: Database) {
+  constructor(db: Database, options: SqliteJournalStoreOptions = {}) {
+    const retentionMs = (options.retentionDays ?? 30) * DAY_MS;
     this.insertRun = db.prepare<[Params]>(`
       INSERT INTO runs (run_id, workflow, input, status, created_at, updated_at, wake_at, lease_token, invocations)
       VALUES (@runId, @workflow, @input, 'pending', @createdAt, @createdAt, @createdAt, 0, 0)
@@ -160,6 +173,25 @@ export class SqliteJournalStore implements JournalStore {
       return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
     });
     this.acquire = acquire.immediate;
+
+    // Retention. The run row goes last and only if still finished, inside one IMMEDIATE
+    // transaction: a concurrent createRun of the same id waits for it and then starts afresh.
+    const selectExpired = db.prepare<[number, number], { run_id: string; created_at: number; incarnation: number }>(`
+      SELECT run_id, created_at, incarnation FROM runs WHERE finished_at IS NOT NULL AND finished_at <= ? AND status IN ('completed', 'failed', 'cancelled')
+      ORDER BY finished_at LIMIT ?`);
+    const deleteRecords = db.prepare<[string]>("DELETE FROM records WHERE run_id = ?");
+    const deleteWakes = db.prepare<[string]>("DELETE FROM wakes WHERE run_id = ?");
+    const deleteRun = db.prepare<[string, number]>("DELETE FROM runs WHERE run_id = ? AND created_at = ?");
+    const purge = db.transaction((finishedBefore: number, limit: number): PurgedRun[] =>
+      selectExpired.all(finishedBefore, limit).map((row) => {
+        // Every incarnation's journal (continueAsNew), not just the first.
+        for (let k = 1; k <= row.incarnation; k++) deleteRecords.run(journalIdOf(row.run_id, k));
+        deleteWakes.run(row.run_id);
+        deleteRun.run(row.run_id, row.created_at);
+        return { runId: row.run_id, createdAt: row.created_at };
+      }),
+    );
+    this.purge = (now, limit) => purge.immediate(now - retentionMs, Math.max(0, Math.floor(limit)));
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
@@ -228,7 +260,7 @@ export class SqliteJournalStore implements JournalStore {
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
     const body = toJson(record.body) ?? "null";
     if (this.insertRecord.run(runId, record.key, body, record.lateFor ?? null).changes === 1) return { written: true };
-    // Records are never deleted, so the one that won is still there.
+    // Records are deleted only with their finished run (retention), so the one that won is here.
     const existing = this.selectRecord.get(runId, record.key);
     if (!existing) throw new Error(`record "${record.key}" of run "${runId}" was neither written nor found`);
     const stored = toRecord(existing);
@@ -259,6 +291,10 @@ export class SqliteJournalStore implements JournalStore {
 
   async listDueRuns(now: number, limit: number): Promise<RunMeta[]> {
     return this.selectDue.all(now, Math.max(0, Math.floor(limit))).map(toMeta);
+  }
+
+  async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
+    return this.purge(now, limit);
   }
 }
 

@@ -1,7 +1,7 @@
 /** `waymark/testing`: the engine on an in-memory journal and a virtual clock. */
 export { createTestRuntime, TestRuntime, type TestRuntimeOptions } from "./runtime.ts";
 export { VirtualClock } from "./virtual-clock.ts";
-export { MemoryJournalStore } from "./memory-store.ts";
+export { MemoryJournalStore, type MemoryJournalStoreOptions } from "./memory-store.ts";
 export { MemoryWakeQueue } from "./memory-wakes.ts";
 export { replayHistories, type HistoryReport, type ReplayHistoriesOptions } from "./replay-histories.ts";
 export { type RunHistory, toHistory, parseHistory, HISTORY_FORMAT } from "../core/history.ts";

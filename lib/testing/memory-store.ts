@@ -18,6 +18,7 @@ import {
   type JournalStore,
   type ListQuery,
   type NewRun,
+  type PurgedRun,
   type RunMeta,
   type RunPage,
   type StoredRecord,
@@ -28,6 +29,12 @@ import { journalIdOf } from "../core/incarnation.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 const DEFAULT_PAGE = 100;
+const DAY_MS = 86_400_000;
+
+export interface MemoryJournalStoreOptions {
+  /** How long a finished run is kept before `purgeExpired` removes it. Default 30 days. */
+  retentionDays?: number;
+}
 
 /**
  * An in-memory {@link JournalStore}. Every method completes its change before its first
@@ -41,12 +48,17 @@ const DEFAULT_PAGE = 100;
  * ```
  */
 export class MemoryJournalStore implements JournalStore {
+  private readonly retentionMs: number;
   private readonly runs = new Map<string, RunMeta>();
   /**
    * Records by run, in write order (a Map keeps insertion order). Kept apart from the runs, as
    * the production stores keep them: a record is stored even if its run does not exist (yet).
    */
   private readonly records = new Map<string, Map<string, StoredRecord>>();
+
+  constructor(options: MemoryJournalStoreOptions = {}) {
+    this.retentionMs = (options.retentionDays ?? 30) * DAY_MS;
+  }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     const existing = this.runs.get(run.runId);
@@ -194,6 +206,18 @@ export class MemoryJournalStore implements JournalStore {
     }
     due.sort((a, b) => (a.wakeAt ?? 0) - (b.wakeAt ?? 0) || compareIds(a.runId, b.runId));
     return structuredClone(due.slice(0, Math.max(0, limit)));
+  }
+
+  async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
+    const purged: PurgedRun[] = [];
+    for (const meta of this.runs.values()) {
+      if (purged.length >= limit) break;
+      if (meta.finishedAt === undefined || meta.finishedAt + this.retentionMs > now) continue;
+      this.runs.delete(meta.runId);
+      for (let k = 1; k <= (meta.incarnation ?? 1); k++) this.records.delete(journalIdOf(meta.runId, k));
+      purged.push({ runId: meta.runId, createdAt: meta.createdAt });
+    }
+    return purged;
   }
 
   /** The run's meta if `token` is its current lease and it has not finished. */

@@ -52,6 +52,14 @@ describe("the function's role", () => {
         Action: ["sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
         Resource: ref(durable.queue.queueArn),
       }),
+      // Retention: Lambda's poller reads the journal's stream (that stream only) …
+      allow({
+        Sid: "ReadJournalStream",
+        Action: ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"],
+        Resource: ref(durable.table.tableStreamArn ?? ""),
+      }),
+      // … and sends the position of a batch it gave up on to the failure queue (added by SqsDlq).
+      allow({ Action: ["sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"], Resource: ref(durable.retention.failureQueue.queueArn) }),
     ]);
   });
 
@@ -64,7 +72,8 @@ describe("the function's role", () => {
   it("allows the AWS requests lib/aws sends, and no others", async () => {
     const sent = await requestsSentByLibAws();
     const granted = (statements as Array<{ Sid?: string; Action: string | string[] }>)
-      .filter((s) => s.Sid !== undefined && s.Sid !== "PassSchedulerRole")
+      // Statements for Lambda's pollers and for passing a role are not requests lib/aws sends.
+      .filter((s) => s.Sid !== undefined && s.Sid !== "PassSchedulerRole" && s.Sid !== "ReadJournalStream")
       .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
     expect(new Set(granted)).toEqual(sent);
   });

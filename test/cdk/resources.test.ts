@@ -18,8 +18,8 @@ describe("DurableFunction: the resources", () => {
     for (const r of Object.values(resources)) counts[r.Type] = (counts[r.Type] ?? 0) + 1;
     expect(counts).toEqual({
       "AWS::DynamoDB::GlobalTable": 1, // the journal
-      "AWS::SQS::Queue": 2, // wakes + DLQ
-      "AWS::SQS::QueuePolicy": 2, // TLS only
+      "AWS::SQS::Queue": 3, // wakes + DLQ + retention failures
+      "AWS::SQS::QueuePolicy": 3, // TLS only
       "AWS::Scheduler::ScheduleGroup": 1, // the wake schedules
       "AWS::Scheduler::Schedule": 1, // the watchdog
       "AWS::IAM::Role": 3, // the function, Scheduler's wake delivery, the watchdog
@@ -27,10 +27,10 @@ describe("DurableFunction: the resources", () => {
       "AWS::SecretsManager::Secret": 1,
       "AWS::Logs::LogGroup": 1,
       "AWS::Lambda::Function": 1,
-      "AWS::Lambda::EventSourceMapping": 1,
+      "AWS::Lambda::EventSourceMapping": 2, // the wake queue, the journal's stream (retention)
       "AWS::Lambda::Url": 1,
       "AWS::Lambda::Permission": 2, // the Function URL: InvokeFunctionUrl + InvokeFunction
-      "AWS::CloudWatch::Alarm": 3,
+      "AWS::CloudWatch::Alarm": 4,
     });
   });
 });
@@ -129,7 +129,7 @@ describe("the function", () => {
   });
 
   it("consumes the wake queue with partial batch failures, 10 per batch, at most 10 at once", () => {
-    const [mapping, ...more] = Object.values(template.findResources("AWS::Lambda::EventSourceMapping"));
+    const [mapping, ...more] = Object.values(template.findResources("AWS::Lambda::EventSourceMapping", { Properties: { EventSourceArn: ref(durable.queue.queueArn) } }));
     expect(more).toEqual([]);
     expect(mapping?.Properties).toEqual({
       EventSourceArn: ref(durable.queue.queueArn),

@@ -171,3 +171,38 @@ function startRacer(file: string, owner: string, prefix: string, count: number) 
   });
   return { ready, done, go: () => child.stdin.end("go\n") };
 }
+
+describe("the local runtime's watchdog and retention", () => {
+  it("deletes a finished run once its retention has passed, with its records and wakes; the id then starts afresh", async () => {
+    const { createLocalRuntime } = await import("../../lib/local/runtime.ts");
+    const { durable } = await import("../../lib/durable.ts");
+    const { z } = await import("zod");
+    const flow = durable({ name: "short-lived", input: z.object({ n: z.number() }) }, async (input, step) => step.run("double", () => input.n * 2));
+    const file = newFile();
+    // Retention of 300 ms, a watchdog tick every 50 ms.
+    const runtime = createLocalRuntime({ workflows: [flow], file, retentionDays: 300 / 86_400_000, watchdogIntervalMs: 50 });
+    runtime.start();
+    try {
+      await runtime.client.start(flow, { runId: "short-1", input: { n: 2 } });
+      const { until } = await import("../support/until.ts");
+      const done = await until("short-1 to complete", async () => {
+        const journal = await runtime.store.loadJournal("short-1");
+        return journal?.run.status === "completed" ? journal : undefined;
+      });
+      expect(done.records.map((r) => r.key)).toContain("step#double");
+      await until("short-1 to be purged", async () => ((await runtime.store.getRun("short-1")) === undefined ? true : undefined), 10_000);
+      const raw = new BetterSqlite3(file, { readonly: true });
+      for (const table of ["runs", "records", "wakes"]) expect(raw.prepare(`SELECT count(*) AS n FROM ${table} WHERE run_id = 'short-1'`).get()).toEqual({ n: 0 });
+      raw.close();
+      const again = await runtime.client.start(flow, { runId: "short-1", input: { n: 5 } });
+      expect(again.created).toBe(true);
+      const result = await until("short-1 to complete again", async () => {
+        const run = await runtime.store.getRun("short-1");
+        return run?.status === "completed" ? { value: run.result } : undefined;
+      });
+      expect(result.value).toBe(10);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
