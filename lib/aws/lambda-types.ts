@@ -7,6 +7,9 @@
 export interface LambdaContext {
   getRemainingTimeInMillis(): number;
   awsRequestId?: string;
+  functionName?: string;
+  memoryLimitInMB?: string;
+  invokedFunctionArn?: string;
 }
 
 export interface SqsRecord {

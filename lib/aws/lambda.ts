@@ -54,6 +54,7 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
       throw err;
     });
     const { rt, http } = await ready;
+    rt.logger?.addContext?.(context);
     if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
     if (isFunctionUrlEvent(event)) {
       if (!http) return { statusCode: 503, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { name: "WebhookDisabled", message: "this function has no webhook secret configured" } }) };
