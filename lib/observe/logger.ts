@@ -15,9 +15,9 @@ export interface LoggerLambdaContext {
 
 /** Where Waymark's lines go: a Powertools `Logger`, or any object with these methods. */
 export interface Logger {
-  info(message: string, attributes?: Record<string, unknown>): void;
-  warn(message: string, attributes?: Record<string, unknown>): void;
-  error(message: string, attributes?: Record<string, unknown>): void;
+  info(message: string, ...attributes: Array<Record<string, unknown>>): void;
+  warn(message: string, ...attributes: Array<Record<string, unknown>>): void;
+  error(message: string, ...attributes: Array<Record<string, unknown>>): void;
   /** Called with each invocation's Lambda context (Powertools' `addContext`), when present. */
   addContext?(context: LoggerLambdaContext): void;
 }
@@ -60,9 +60,9 @@ export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   let lambda: LoggerLambdaContext | undefined;
   let coldStart = true;
   let contexts = 0;
-  const line = (level: LogLevel) => (message: string, attributes: Record<string, unknown> = {}) => {
+  const line = (level: LogLevel) => (message: string, ...attributes: Array<Record<string, unknown>>) => {
     if (RANK[level] < threshold) return;
-    const extra = Object.fromEntries(Object.entries(attributes).filter(([k]) => !RESERVED_KEYS.has(k)));
+    const extra = Object.fromEntries(attributes.flatMap((a) => Object.entries(a)).filter(([k]) => !RESERVED_KEYS.has(k)));
     const trace = /Root=([^;]+)/.exec(env._X_AMZN_TRACE_ID ?? "")?.[1];
     const base: Record<string, unknown> = {
       level: level.toUpperCase(),
