@@ -1,12 +1,14 @@
 /**
- * The three alarms a durable function needs: a wake gave up (the DLQ is not empty), wakes are
- * not being consumed (the oldest message is too old), and the function itself fails.
+ * The alarms a durable function needs: a wake gave up (the DLQ is not empty), wakes are not
+ * being consumed (the oldest message is too old), the function itself fails, and a run failed
+ * because it used up its invocation budget (the runtime's `RunsOutOfBudget` EMF metric).
  */
 import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { DIMENSION, METRIC, METRICS_NAMESPACE } from "waymark/aws";
 
 export interface DurableAlarmsProps {
   fn: lambda.IFunction;
@@ -35,6 +37,8 @@ export class DurableAlarms extends Construct {
   readonly oldestWake: cloudwatch.Alarm;
   /** An invocation failed (a wake batch, a webhook request or the watchdog). */
   readonly errors: cloudwatch.Alarm;
+  /** A run failed on its invocation budget (`maxInvocationsPerRun`): a runaway loop of self-wakes, or a budget too small. */
+  readonly outOfBudget: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: DurableAlarmsProps) {
     super(scope, id);
@@ -61,6 +65,18 @@ export class DurableAlarms extends Construct {
       metric: props.fn.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
       threshold: 1,
     });
-    for (const alarm of [this.deadLetters, this.oldestWake, this.errors]) alarm.addAlarmAction(...props.actions);
+    this.outOfBudget = new cloudwatch.Alarm(this, "RunsOutOfBudget", {
+      ...common,
+      alarmDescription: "Waymark: a run failed because it used up its invocation budget (InvocationBudgetError)",
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: METRIC.outOfBudget,
+        dimensionsMap: { [DIMENSION.functionName]: props.fn.functionName },
+        period: PERIOD,
+        statistic: cloudwatch.Stats.SUM,
+      }),
+      threshold: 1,
+    });
+    for (const alarm of [this.deadLetters, this.oldestWake, this.errors, this.outOfBudget]) alarm.addAlarmAction(...props.actions);
   }
 }

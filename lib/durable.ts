@@ -5,6 +5,21 @@
  */
 import type { StandardSchemaV1 } from "./core/standard-schema.ts";
 import { type DurableOptions, type SignalMap, type Workflow, type WorkflowFn, defineWorkflow } from "./core/definition.ts";
+import type { Logger } from "./observe/logger.ts";
+import type { EmfOptions } from "./observe/metrics.ts";
+
+/** `durable()`'s options: the workflow's, and how its Lambda handler logs, meters and traces. */
+export interface DurableHandlerOptions<IS extends StandardSchemaV1, S extends SignalMap> extends DurableOptions<IS, S> {
+  /**
+   * Where the handler's lines go: a Powertools `Logger` (given each invocation's Lambda
+   * context), or any object with `info`/`warn`/`error`. Default: Powertools-shaped JSON lines.
+   */
+  logger?: Logger;
+  /** Embedded Metric Format lines per invocation. Default: on (namespace `Waymark`). */
+  metrics?: boolean | EmfOptions;
+  /** OpenTelemetry spans when `@opentelemetry/api` is installed. Default: true. */
+  tracing?: boolean;
+}
 
 /** The Lambda context fields Waymark reads. */
 export interface DurableLambdaContext {
@@ -35,13 +50,15 @@ export type DurableWorkflow<I, O, S extends SignalMap> = Workflow<I, O, S> & ((e
  * ```
  */
 export function durable<IS extends StandardSchemaV1, O, S extends SignalMap = Record<never, StandardSchemaV1>>(
-  options: DurableOptions<IS, S>,
+  options: DurableHandlerOptions<IS, S>,
   fn: WorkflowFn<StandardSchemaV1.InferOutput<IS>, O, S>,
 ): DurableWorkflow<StandardSchemaV1.InferOutput<IS>, O, S> {
-  const workflow = defineWorkflow(options, fn);
+  const { logger, metrics, tracing, ...definition } = options;
+  const workflow = defineWorkflow(definition, fn);
+  const observe = { ...(logger ? { logger } : {}), ...(metrics === undefined ? {} : { metrics }), ...(tracing === undefined ? {} : { tracing }) };
   let handler: Promise<(event: unknown, context: DurableLambdaContext) => Promise<unknown>> | undefined;
   const lambda = async (event: unknown, context: DurableLambdaContext): Promise<unknown> => {
-    handler ??= import("./aws/lambda.ts").then((m) => m.createLambdaHandler({ workflows: [workflow] }));
+    handler ??= import("./aws/lambda.ts").then((m) => m.createLambdaHandler({ workflows: [workflow], ...observe }));
     return (await handler)(event, context);
   };
   // A function's own `name` and `length` are read-only: define the workflow's fields over them.

@@ -14,7 +14,7 @@
  *   });
  * ```
  */
-export { durable, type DurableWorkflow, type DurableLambdaContext } from "./durable.ts";
+export { durable, type DurableWorkflow, type DurableLambdaContext, type DurableHandlerOptions } from "./durable.ts";
 export { defineWorkflow } from "./core/definition.ts";
 export type {
   AnyWorkflow,
@@ -29,6 +29,8 @@ export type {
   ApprovalLink,
   Workflow,
   WorkflowFn,
+  StepLog,
+  LogAttributes,
 } from "./core/definition.ts";
 export type { StandardSchemaV1 } from "./core/standard-schema.ts";
 export type { Duration } from "./core/duration.ts";
@@ -38,8 +40,9 @@ export { JournalLimitError, DEFAULT_JOURNAL_LIMITS, type JournalLimits } from ".
 export { journalIdOf } from "./core/incarnation.ts";
 export { serializeError, deserializeError, isRetryable, RecordedError } from "./core/error-codec.ts";
 export type { RetryOptions } from "./core/retry.ts";
-export { Engine, type EngineOptions, type InvocationResult, type InvokeOptions, type LogEntry } from "./core/engine.ts";
-export type { StepEvent } from "./core/execution.ts";
+export { Engine, type EngineHooks, type EngineOptions, type InvocationResult, type InvokeOptions, type LogEntry } from "./core/engine.ts";
+export type { AttemptHook, AttemptInfo, StepEvent } from "./core/execution.ts";
+export * from "./observe/index.ts";
 export { createRegistry, type Registry } from "./core/registry.ts";
 export { Client, createClient, type ClientOptions, type HistoryEntry, type SignalOptions, type SignalReceipt, type StartOptions, type StartResult } from "./client.ts";
 export type * from "./ports.ts";

@@ -205,6 +205,8 @@ export interface Wake {
    * wake and a resolved wait can cancel its timeout.
    */
   key: string;
+  /** W3C trace context of the invocation (or caller) that scheduled it, when tracing is on. */
+  traceparent?: string;
 }
 
 /** Delivers wakes: the SQLite wake table locally; SQS delays and the Scheduler on AWS. */

@@ -25,6 +25,7 @@ export { createLambdaHandler, UnsupportedEventError, type LambdaHandler } from "
 export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type AwsRuntimeOptions, type SecretReader } from "./runtime.ts";
 export { configFromEnv, ConfigurationError, ENV, type AwsRuntimeConfig } from "./config.ts";
 export { handleWakeBatch } from "./sqs-entry.ts";
+export { METRIC, METRICS_NAMESPACE, DIMENSION } from "../observe/metrics.ts";
 export { sweepOverdueRuns, type SweepResult } from "./watchdog.ts";
 export { handleRetentionStream, isTtlRemove, TTL_PRINCIPAL, type RetentionTarget } from "./retention-stream.ts";
 export { deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";

@@ -9,6 +9,9 @@ import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 export interface LambdaContext {
   getRemainingTimeInMillis(): number;
   awsRequestId?: string;
+  functionName?: string;
+  memoryLimitInMB?: string;
+  invokedFunctionArn?: string;
 }
 
 export interface SqsRecord {

@@ -56,6 +56,7 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
       throw err;
     });
     const { rt, http } = await ready;
+    rt.logger?.addContext?.(context);
     if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
     if (isDynamoStreamEvent(event)) return handleRetentionStream(rt, event);
     if (isFunctionUrlEvent(event)) {

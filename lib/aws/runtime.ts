@@ -8,6 +8,10 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { Engine, type LogEntry } from "../core/engine.ts";
+import { createJsonLogger, type Logger } from "../observe/logger.ts";
+import type { EmfOptions } from "../observe/metrics.ts";
+import { entrySink } from "../observe/sinks.ts";
+import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
 import { createRegistry, type Registry } from "../core/registry.ts";
 import { createApprovalLinks } from "../http/tokens.ts";
 import { type ApprovalLinks, type Clock, systemClock } from "../ports.ts";
@@ -30,8 +34,17 @@ export interface AwsRuntimeOptions {
   clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient };
   readSecret?: SecretReader;
   clock?: Clock;
-  /** Structured log lines. Default: one JSON line per entry on stdout. */
+  /** Every structured entry, with its level (tests, custom sinks). Given alone, nothing is written to stdout. */
   log?: (entry: LogEntry & { level: "info" | "warn" | "error" }) => void;
+  /**
+   * Where log lines go: a Powertools `Logger`, or any object with `info`/`warn`/`error`.
+   * Default (unless `log` is given): lines in Powertools Logger's shape on stdout.
+   */
+  logger?: Logger;
+  /** Embedded Metric Format lines per invocation. Default: on in Lambda (namespace `Waymark`). */
+  metrics?: boolean | EmfOptions;
+  /** OpenTelemetry spans when `@opentelemetry/api` is installed. Default: true. */
+  tracing?: boolean;
 }
 
 export interface AwsRuntime {
@@ -47,12 +60,23 @@ export interface AwsRuntime {
   secret: string | undefined;
   /** Mints approval links (with the secret), for waits and the status route. */
   links: ApprovalLinks | undefined;
-  log: NonNullable<AwsRuntimeOptions["log"]>;
+  log: (entry: LogEntry & { level?: "info" | "warn" | "error" }) => void;
+  /** The logger lines go to (it is given each invocation's Lambda context), if any. */
+  logger: Logger | undefined;
 }
 
-/** One JSON object per line: what CloudWatch Logs Insights queries best. */
+/**
+ * One JSON object per line, in Powertools Logger's shape (what CloudWatch Logs Insights
+ * queries best).
+ *
+ * @example
+ * ```ts
+ * jsonLog({ level: "info", event: "wake", runId: "order-8472", outcome: "suspended" });
+ * ```
+ */
 export function jsonLog(entry: LogEntry & { level: string }): void {
-  console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
+  const { level, ...rest } = entry;
+  createJsonLogger()[level === "warn" || level === "error" ? level : "info"](`${entry.event}`, rest);
 }
 
 /**
@@ -67,7 +91,11 @@ export function jsonLog(entry: LogEntry & { level: string }): void {
 export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime> {
   const config = o.config ?? configFromEnv();
   const clock = o.clock ?? systemClock;
-  const log = o.log ?? jsonLog;
+  const logger = o.logger ?? (o.log ? undefined : createJsonLogger());
+  const metrics = o.metrics === true || (o.metrics === undefined && process.env.AWS_LAMBDA_FUNCTION_NAME) ? {} : o.metrics || undefined;
+  const log = entrySink({ ...(o.log ? { log: o.log } : {}), ...(logger ? { logger } : {}), ...(metrics ? { metrics } : {}) });
+  const otel = o.tracing === false ? undefined : await loadOpenTelemetry();
+  const tracing = otel ? createTracing(async () => otel) : undefined;
   const workflows = createRegistry(o.workflows);
   const store = new DynamoJournalStore({ client: o.clients?.dynamodb ?? (await createJournalDynamoClient()), tableName: config.tableName, retentionDays: config.retentionDays });
   // SQS and the Scheduler: created on first use when not injected (the Scheduler's SDK loads
@@ -86,13 +114,14 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
   const ports = { store, wakes, clock, workflows };
   const engine = new Engine({
     ...ports,
+    ...(tracing ? { wakes: traceWakes(wakes, tracing), hooks: tracing.hooks } : {}),
     owner: `lambda:${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? process.pid}`,
     leaseTtlMs: config.leaseTtlMs,
     maxInvocations: config.maxInvocations,
     ...(links ? { links } : {}),
-    log: (entry) => log({ level: entry.outcome === "failed" || entry.outcome === "retrying" ? "warn" : "info", ...entry }),
+    log,
   });
-  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), clock, secret, links, log };
+  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), clock, secret, links, log, logger };
 }
 
 /** Reads a secret's string from Secrets Manager (the SDK is loaded only when a secret is used). */

@@ -40,6 +40,7 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
         const result = await rt.engine.invoke(wake.runId, {
           // The first new step always runs, so a short timeout still makes progress.
           shouldYield: () => started++ > 0 && context.getRemainingTimeInMillis() < margin,
+          ...(wake.traceparent ? { traceparent: wake.traceparent } : {}),
         });
         rt.log({
           level: result.status === "failed" || result.status === "abandoned" || result.status === "unhosted" ? "warn" : "info",

@@ -4,6 +4,8 @@
  * truth, and the woken invocation reads it.
  *
  *   { "v": 1, "runId": "order-8472", "reason": "sleep", "key": "sleep:cool-off", "at": 1767225600000 }
+ *
+ * With tracing on, `tp` carries the W3C `traceparent` of the invocation that scheduled it.
  */
 import * as z from "../core/shape.ts";
 import type { Wake, WakeReason } from "../ports.ts";
@@ -22,6 +24,7 @@ const WakeMessage = z.object({
   reason: z.enum(REASONS),
   key: z.string().min(1),
   at: z.number().int().nonnegative(),
+  tp: z.string().max(64).optional(),
 });
 
 /**
@@ -33,7 +36,7 @@ const WakeMessage = z.object({
  * ```
  */
 export function formatWakeMessage(wake: Wake): string {
-  return JSON.stringify({ v: WAKE_MESSAGE_VERSION, runId: wake.runId, reason: wake.reason, key: wake.key, at: wake.at });
+  return JSON.stringify({ v: WAKE_MESSAGE_VERSION, runId: wake.runId, reason: wake.reason, key: wake.key, at: wake.at, ...(wake.traceparent ? { tp: wake.traceparent } : {}) });
 }
 
 /**
@@ -64,8 +67,8 @@ export function parseWakeMessage(body: string): Wake {
     const issue = parsed.error.issues[0];
     throw new MalformedWakeError(`${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
   }
-  const { runId, reason, key, at } = parsed.data;
-  return { runId, reason, key, at };
+  const { runId, reason, key, at, tp } = parsed.data;
+  return { runId, reason, key, at, ...(tp === undefined ? {} : { traceparent: tp }) };
 }
 
 /** SQS's longest per-message delay, in seconds. */

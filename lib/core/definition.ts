@@ -89,6 +89,26 @@ export interface ApprovalLink {
   approver?: string;
 }
 
+/** Extra keys of a log line: flat JSON values, merged into the line next to Waymark's own. */
+export type LogAttributes = Readonly<Record<string, unknown>>;
+
+/**
+ * A workflow's logger, replay-aware: a line is written when the code reaches it for the first
+ * time, not again when a later invocation replays the same code to get back to where it was.
+ * Lines carry the run id and the step the code last reached (`stepId`).
+ *
+ * @example
+ * ```ts
+ * const hold = await step.run("reserve", () => inventory.reserve(order.sku));
+ * step.log.info("reserved", { sku: order.sku, holdId: hold.id }); // once, however often the run replays
+ * ```
+ */
+export interface StepLog {
+  info(message: string, attributes?: LogAttributes): void;
+  warn(message: string, attributes?: LogAttributes): void;
+  error(message: string, attributes?: LogAttributes): void;
+}
+
 /**
  * The step API a workflow receives. Every call is journaled (or derived deterministically), so
  * the workflow's code re-runs from the top on every invocation and arrives at the same place.
@@ -161,6 +181,8 @@ export interface Step<S extends SignalMap = SignalMap, I = unknown> {
   random(): number;
   /** A UUID, the same on every replay. */
   uuid(): string;
+  /** Logs once per run, not on every replay (see {@link StepLog}). */
+  readonly log: StepLog;
 }
 
 export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S, I>) => Promise<O>;

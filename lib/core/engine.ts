@@ -3,7 +3,7 @@
  * execute the workflow against it, and persist how it ended. Transports (the local timer loop,
  * the SQS batch, the test runtime) all call {@link Engine.invoke} with a run id.
  */
-import type { Blocker, StepEvent } from "./execution.ts";
+import type { AttemptHook, Blocker, StepEvent } from "./execution.ts";
 import { Execution } from "./execution.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
@@ -45,6 +45,17 @@ export type InvocationResult =
 /** A structured log line. */
 export type LogEntry = Record<string, unknown> & { event: string; runId: string };
 
+/**
+ * What the host wraps around the engine's work (tracing). Both are optional; each must call
+ * `body` once and return what it returns.
+ */
+export interface EngineHooks {
+  /** Around one invocation of a run, from taking the lease to its outcome. */
+  invocation?: <T>(runId: string, options: InvokeOptions, body: () => Promise<T>) => Promise<T>;
+  /** Around one attempt of a step body. */
+  attempt?: AttemptHook;
+}
+
 export interface EngineOptions {
   store: JournalStore;
   wakes: WakeQueue;
@@ -68,7 +79,13 @@ export interface EngineOptions {
    * Defaults: warn at 5,000 records or 4 MiB, fail past 50,000 records or 32 MiB.
    */
   journalLimits?: Partial<JournalLimits>;
+  /**
+   * Structured lines: `invocation` (with the run's counts: steps executed and replayed,
+   * retries, invocations used of the budget, and the run's duration once it ends), `step` (new
+   * steps only), `log` (`step.log`, once), `abandoned`, `unhosted`.
+   */
   log?: (entry: LogEntry) => void;
+  hooks?: EngineHooks;
 }
 
 export interface InvokeOptions {
@@ -79,6 +96,8 @@ export interface InvokeOptions {
   /** Decides whether a held lease may be taken over (e.g. its local owner process is dead). */
   mayBreak?: (lease: Lease) => boolean;
   onStep?: (event: StepEvent) => void;
+  /** W3C `traceparent` of what caused this invocation (a wake's), for the invocation hook. */
+  traceparent?: string;
 }
 
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
@@ -97,6 +116,8 @@ interface Hold {
   abandoned: boolean;
   /** Ends the execution at once when a renewal is refused. */
   onLost?: () => void;
+  /** What this invocation did, for its `invocation` line. */
+  counts: { executed: number; replayed: number; retries: number };
 }
 
 export class Engine {
@@ -108,6 +129,11 @@ export class Engine {
   }
 
   async invoke(runId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
+    const around = this.o.hooks?.invocation;
+    return around ? around(runId, options, () => this.invokeNow(runId, options)) : this.invokeNow(runId, options);
+  }
+
+  private async invokeNow(runId: string, options: InvokeOptions): Promise<InvocationResult> {
     const { store, clock } = this.o;
     // Unique per invocation, so a retried grant can recognise itself (and nothing else) as its own.
     const owner = `${this.o.owner}:${(++this.invocationSeq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -116,7 +142,7 @@ export class Engine {
       acquired = await this.acquire(runId, { owner, now: clock.now(), ttlMs: this.ttl, ifToken: acquired.run.lease.token });
     }
     if (!acquired.acquired) return { status: acquired.reason === "held" ? "busy" : acquired.reason };
-    const hold: Hold = { token: acquired.lease.token, expiresAt: acquired.lease.expiresAt, lost: false, abandoned: false };
+    const hold: Hold = { token: acquired.lease.token, expiresAt: acquired.lease.expiresAt, lost: false, abandoned: false, counts: { executed: 0, replayed: 0, retries: 0 } };
     const started = clock.now();
     const heartbeat = setInterval(() => {
       if (hold.abandoned) return;
@@ -138,7 +164,21 @@ export class Engine {
     const deadline = options.deadline ?? started + (this.o.maxInvocationMs ?? 15 * 60_000);
     try {
       const result = await this.execute(runId, hold, acquired.run, options, deadline);
-      this.o.log?.({ event: "invocation", runId, token: hold.token, outcome: result.status, durationMs: clock.now() - started });
+      const run = acquired.run;
+      const ended = result.status === "completed" || result.status === "failed";
+      this.o.log?.({
+        event: "invocation",
+        runId,
+        workflow: run.workflow,
+        token: hold.token,
+        outcome: result.status,
+        durationMs: clock.now() - started,
+        ...hold.counts,
+        invocations: run.invocations,
+        maxInvocations: this.o.maxInvocations ?? 10_000,
+        ...(ended ? { runDurationMs: clock.now() - run.createdAt } : {}),
+        ...(result.status === "failed" ? { errorName: result.error.name } : {}),
+      });
       return result;
     } catch (err) {
       // A fault (the store, the wake queue): free the run for a retry soon, so a redelivered wake
@@ -207,8 +247,13 @@ export class Engine {
       runCreatedAt: journal.run.createdAt,
       onStep: (event) => {
         options.onStep?.(event);
+        if (event.outcome === "replayed") hold.counts.replayed++;
+        else if (event.outcome === "retrying") hold.counts.retries++;
+        else if (event.kind === "run" && (event.outcome === "completed" || event.outcome === "failed")) hold.counts.executed++;
         if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
       },
+      onLog: ({ level, message, stepId, attributes }) => this.o.log?.({ ...attributes, event: "log", level, message, runId, ...(stepId === undefined ? {} : { stepId }) }),
+      ...(this.o.hooks?.attempt ? { aroundAttempt: this.o.hooks.attempt } : {}),
     });
     hold.onLost = () => execution.stop(new LeaseLostError(runId, "a lease renewal was refused: another invocation owns the run, or it was cancelled"));
     const ran = execution.run();

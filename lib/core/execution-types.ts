@@ -69,5 +69,29 @@ export interface ExecutionOptions {
   /** The run's `createdAt`, which links are bound to (a later run reusing the id gets other links). */
   runCreatedAt: number;
   onStep?: (event: StepEvent) => void;
+  /** A `step.log` line the code reached for the first time (replayed lines are not reported). */
+  onLog?: (line: StepLogLine) => void;
+  /** Wraps each attempt of a step body (tracing: a span around it). */
+  aroundAttempt?: AttemptHook;
 }
+
+/** A line written through `step.log`. */
+export interface StepLogLine {
+  level: "info" | "warn" | "error";
+  message: string;
+  /** The step the code reached last before the line (none before the first step). */
+  stepId?: string;
+  attributes: Readonly<Record<string, unknown>>;
+}
+
+/** What an attempt hook is told about the attempt it wraps. */
+export interface AttemptInfo {
+  runId: string;
+  workflow: string;
+  stepId: string;
+  attempt: number;
+}
+
+/** Runs `body` (one attempt of a step), around it whatever the host needs; returns its result. */
+export type AttemptHook = <T>(attempt: AttemptInfo, body: () => Promise<T>) => Promise<T>;
 

@@ -23,11 +23,22 @@ import { zodIssues } from "./zod-issues.ts";
 import type { AttemptRecord, ResolutionRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
 import { parse } from "./validate.ts";
+import { createStepLog, journaledStepIds } from "./step-log.ts";
 
-export type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
+export type { AttemptHook, AttemptInfo, Blocker, ExecutionOptions, Outcome, StepEvent, StepLogLine } from "./execution-types.ts";
 
 export class Execution extends ExecutionState {
   private readonly claimedSignals = new Set<string>();
+  /** Step ids the code has called in this invocation, and the latest (for `step.log`). */
+  private readonly reached = new Set<string>();
+  private lastReached: string | undefined;
+
+  protected override nextId(name: string): string {
+    const id = super.nextId(name);
+    this.reached.add(id);
+    this.lastReached = id;
+    return id;
+  }
 
   protected stepApi(): Step {
     return {
@@ -53,7 +64,8 @@ export class Execution extends ExecutionState {
       now: () => new Date(this.values.now()),
       random: () => this.values.random(),
       uuid: () => this.values.uuid(),
-    } as Step;
+      log: createStepLog(journaledStepIds(this.o.journal), this.reached, () => this.lastReached, this.o.onLog),
+    } satisfies Step as Step;
   }
 
   // ---- step.run -------------------------------------------------------------------------
@@ -119,7 +131,9 @@ export class Execution extends ExecutionState {
         // a journal write that fails aborts the invocation instead (see `write`).
         let value: T;
         try {
-          value = await runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
+          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
+          const around = this.o.aroundAttempt;
+          value = around ? await around({ runId: this.o.runId, workflow: this.o.workflow.name, stepId, attempt }, body) : await body();
           assertJsonSafe(value, `result of step "${stepId}"`);
           const size = jsonBytes(value);
           const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;

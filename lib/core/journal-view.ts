@@ -84,6 +84,11 @@ export class JournalView {
     return [...this.steps.keys()];
   }
 
+  /** Ids of steps with failed (`attempt`) or started (`start`) attempts recorded. */
+  attemptedStepIds(): string[] {
+    return [...new Set([...this.attemptsByStep.keys(), ...this.startsByStep.keys()])];
+  }
+
   attempts(stepId: string): readonly AttemptRecord[] {
     return this.attemptsByStep.get(stepId) ?? [];
   }

@@ -17,6 +17,9 @@ import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.t
 import { openLocalDatabase } from "./database.ts";
 import { SqliteJournalStore } from "./sqlite-store.ts";
 import { SqliteWakeTable } from "./wake-table.ts";
+import type { Logger } from "../observe/logger.ts";
+import { entrySink } from "../observe/sinks.ts";
+import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
 
 export interface LocalRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
@@ -37,7 +40,12 @@ export interface LocalRuntimeOptions {
    * and its id may be started afresh. Fractions are allowed (tests). Default 30, as on AWS.
    */
   retentionDays?: number;
+  /** Every structured entry (with its level). */
   log?: (entry: LogEntry) => void;
+  /** Where log lines go (a Powertools `Logger`, or any object with `info`/`warn`/`error`). Default: none. */
+  logger?: Logger;
+  /** OpenTelemetry spans when `@opentelemetry/api` is installed. Default: true. */
+  tracing?: boolean;
   onStep?: (event: StepEvent) => void;
   onInvocation?: (runId: string, result: InvocationResult) => void;
   /** The webhook secret (and public base URL) with which `waitForSignal({ notify })` mints approval links. */
@@ -103,6 +111,7 @@ export class LocalRuntime {
   private wakeUp: (() => void) | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
+  private readonly log: ((entry: LogEntry) => void) | undefined;
 
   constructor(private readonly o: LocalRuntimeOptions) {
     this.db = openLocalDatabase(o.file ?? ".waymark/journal.db");
@@ -117,12 +126,15 @@ export class LocalRuntime {
     const workflows = createRegistry(o.workflows);
     const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows };
     this.client = new Client(ports);
+    this.log = o.log || o.logger ? entrySink({ ...(o.log ? { log: o.log } : {}), ...(o.logger ? { logger: o.logger } : {}) }) : undefined;
+    const tracing = o.tracing === false ? undefined : createTracing(loadOpenTelemetry);
     this.engine = new Engine({
       ...ports,
+      ...(tracing ? { wakes: traceWakes(this.wakes, tracing), hooks: tracing.hooks } : {}),
       owner: this.owner,
       leaseTtlMs: o.leaseTtlMs ?? 10_000,
       ...(o.maxInvocationMs === undefined ? {} : { maxInvocationMs: o.maxInvocationMs }),
-      ...(o.log ? { log: o.log } : {}),
+      ...(this.log ? { log: this.log } : {}),
       ...(o.webhook ? { links: createApprovalLinks(o.webhook) } : {}),
     });
   }
@@ -174,7 +186,7 @@ export class LocalRuntime {
         ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
       },
       ...(this.o.onInvocation ? { onResult: this.o.onInvocation } : {}),
-      onError: (runId, error) => this.o.log?.({ event: "invocation-error", runId, error: String(error) }),
+      onError: (runId, error) => this.log?.({ event: "invocation-error", runId, error: String(error) }),
       // A slot came free: look for due wakes at once.
       onFree: () => this.wakeUp?.(),
     });

@@ -83,16 +83,18 @@ describe("durable()'s own export as the Lambda handler, configured by environmen
       AWS_ENDPOINT_URL_DYNAMODB: peers().dynamodb,
       AWS_ENDPOINT_URL_SQS: peers().sqs,
     });
-    const stdout = vi.spyOn(console, "log").mockImplementation(() => {});
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (written.push(String(chunk)), true));
     try {
       const runId = "env-1";
       expect(await flows.napFlow({ waymark: "start", runId, input: { nap: "1s" } }, lambdaContext())).toMatchObject({ ok: true, created: true });
       await e2e.mapping({ handler: flows.napFlow }).runUntil(e2e.finished([runId]), { what: "the run to finish" });
       expect((await e2e.run(runId)).status).toBe("completed");
-      // Its logs went to stdout, one JSON object per line (the runtime's default).
-      const lines = stdout.mock.calls.map(([line]) => JSON.parse(String(line)) as { event: string; runId: string; time: string });
+      // Its logs went to stdout, one JSON object per line in Powertools Logger's shape (the runtime's default).
+      const lines = written.join("").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { event: string; runId: string; timestamp: string; level: string; function_request_id?: string });
       expect(lines.filter((l) => l.event === "wake").map((l) => l.runId)).toEqual([runId, runId]);
-      expect(lines.every((l) => typeof l.time === "string")).toBe(true);
+      expect(lines.every((l) => typeof l.timestamp === "string" && /^(INFO|WARN|ERROR)$/.test(l.level))).toBe(true);
+      expect(lines.filter((l) => l.event === "wake").every((l) => typeof l.function_request_id === "string")).toBe(true);
     } finally {
       stdout.mockRestore();
     }

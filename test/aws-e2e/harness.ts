@@ -23,6 +23,7 @@ import { JOURNAL_CLIENT_CONFIG } from "../../lib/aws/dynamodb-client.ts";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
 import type { AwsRuntimeConfig } from "../../lib/aws/config.ts";
 import { createLambdaHandler, type LambdaHandler } from "../../lib/aws/lambda.ts";
+import type { AwsRuntimeOptions } from "../../lib/aws/runtime.ts";
 import { SchedulerWakes } from "../../lib/aws/scheduler-wakes.ts";
 import { SqsWakes } from "../../lib/aws/sqs-wakes.ts";
 import { AwsWakeQueue } from "../../lib/aws/wakes.ts";
@@ -157,13 +158,14 @@ export class E2e {
   }
 
   /** Another Lambda container: its own runtime (the harness's clients unless given others). */
-  newHandler(config: Partial<AwsRuntimeConfig> = {}, clients: { sqs?: SQSClient } = {}): LambdaHandler {
+  newHandler(config: Partial<AwsRuntimeConfig> = {}, clients: { sqs?: SQSClient } = {}, observe: Pick<AwsRuntimeOptions, "logger" | "metrics" | "tracing"> = { metrics: false }): LambdaHandler {
     return createLambdaHandler({
       workflows: this.workflows,
       config: { ...this.config, ...config },
       clients: { dynamodb: this.clients.dynamodb, sqs: clients.sqs ?? this.clients.sqs, scheduler: this.scheduler.asClient() },
       clock: this.clock,
       log: (entry) => this.logs.push(entry),
+      ...observe,
     });
   }
 

@@ -4,7 +4,7 @@
  */
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { ENV, JOURNAL_TABLE, configFromEnv, journalTableInput } from "waymark/aws";
+import { DIMENSION, ENV, JOURNAL_TABLE, METRIC, METRICS_NAMESPACE, configFromEnv, journalTableInput } from "waymark/aws";
 import { MIN_SECRET_LENGTH } from "../../lib/http/secret.ts";
 import { REGION, synthDurable } from "./stack.ts";
 
@@ -218,6 +218,20 @@ describe("the alarms", () => {
       Dimensions: [{ Name: "FunctionName", Value: ref(durable.function.functionName) }],
       Statistic: "Sum",
       Threshold: 1,
+    });
+  });
+
+  it("runs out of budget: any run that failed on its invocation budget, from the runtime's EMF metric", () => {
+    expect(alarm(durable.alarms.outOfBudget)).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: METRIC.outOfBudget,
+      // The dimension the runtime writes: the function's name (AWS_LAMBDA_FUNCTION_NAME).
+      Dimensions: [{ Name: DIMENSION.functionName, Value: ref(durable.function.functionName) }],
+      Statistic: "Sum",
+      Period: 300,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      Threshold: 1,
+      TreatMissingData: "notBreaching",
     });
   });
 });
