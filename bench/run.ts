@@ -127,6 +127,8 @@ async function memoryAround(run: () => Promise<unknown>): Promise<string[]> {
 
 await main();
 
+// Continue-as-new vs one growing journal: bench/continue-as-new.ts.
+await import("./continue-as-new.ts");
 // The AWS runtime (DynamoDB Local and the SQS emulator, started by it): bench/aws.ts.
 await import("./aws.ts");
 // The example functions' Lambda bundles and cold starts: bench/cold-start.ts.
