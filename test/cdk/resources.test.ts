@@ -30,7 +30,7 @@ describe("DurableFunction: the resources", () => {
       "AWS::Lambda::EventSourceMapping": 2, // the wake queue, the journal's stream (retention)
       "AWS::Lambda::Url": 1,
       "AWS::Lambda::Permission": 2, // the Function URL: InvokeFunctionUrl + InvokeFunction
-      "AWS::CloudWatch::Alarm": 4,
+      "AWS::CloudWatch::Alarm": 5,
     });
   });
 });
