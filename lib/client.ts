@@ -5,6 +5,7 @@
  */
 import type { AnyWorkflow } from "./core/definition.ts";
 import {
+  CancelledError,
   InvalidInputError,
   RunConflictError,
   RunFinishedError,
@@ -17,6 +18,7 @@ import {
   type WaitDecision,
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
+import { serializeError } from "./core/error-codec.ts";
 import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
@@ -245,10 +247,33 @@ export class Client {
     return { run: journal.run, entries };
   }
 
-  /** Cancels a run that has not finished. Returns false if it had. */
-  async cancel(runId: string): Promise<boolean> {
-    await this.requireRun(runId);
-    return this.o.store.finishRun(runId, { now: this.o.clock.now(), status: "cancelled" });
+  /**
+   * Asks a run to cancel. A run that never started ends `cancelled` at once. Otherwise the
+   * request is journaled and the run woken: the workflow gets `CancelledError` at its pending
+   * sleep or wait (or out of the step running now, whose `signal` aborts), may run compensation
+   * steps, and then ends `cancelled` with the reason. Returns false if the run had finished.
+   * Idempotent: asking again keeps the first reason.
+   *
+   * @example
+   * ```ts
+   * await client.cancel("order-8472", { reason: "customer withdrew the order" });
+   * ```
+   */
+  async cancel(runId: string, options: { reason?: string } = {}): Promise<boolean> {
+    const { store, clock } = this.o;
+    const run = await this.requireRun(runId);
+    if (TERMINAL_STATUSES.has(run.status)) return false;
+    const reason = options.reason ?? "cancelled by request";
+    const now = clock.now();
+    if (run.status === "pending" && run.invocations === 0) {
+      // Nothing ran yet: nothing to compensate. (A first invocation racing this finds it finished.)
+      if (await store.finishRun(runId, { now, status: "cancelled", error: serializeError(new CancelledError(reason)) })) return true;
+    }
+    const body = { v: JOURNAL_VERSION, at: now, type: "cancel", reason };
+    await store.appendRecord(journalIdOf(runId, run.incarnation), { key: keys.cancel(), body });
+    await store.markDue(runId, now);
+    await this.o.wakes.schedule({ runId, at: now, reason: "cancel", key: "cancel" });
+    return true;
   }
 
   /**
@@ -296,5 +321,5 @@ function latestWait(view: JournalView, name: string): (StepRecord & { kind: "wai
 }
 
 function decision(r: ResolutionRecord): WaitDecision {
-  return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: "timeout", at: r.at };
+  return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: r.via, at: r.at };
 }

@@ -34,6 +34,8 @@ export type {
 } from "./core/definition.ts";
 export type { StandardSchemaV1 } from "./core/standard-schema.ts";
 export type { Duration } from "./core/duration.ts";
+export type { Saga } from "./core/saga.ts";
+export type { MapFn, MapOptions, MapOutcome } from "./core/fan-out.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
 export { JournalLimitError, DEFAULT_JOURNAL_LIMITS, type JournalLimits } from "./core/journal-limits.ts";

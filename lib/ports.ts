@@ -152,6 +152,8 @@ export interface JournalStore {
   continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean>;
   /** Makes the run terminal and frees the lease; conditional on the token when one is given. */
   finishRun(runId: string, update: FinishUpdate): Promise<boolean>;
+  /** One record by key, if it exists (a consistent read). */
+  getRecord(runId: string, key: string): Promise<StoredRecord | undefined>;
   /** Write-once: fails (returning the existing record) if the key is already recorded. */
   appendRecord(runId: string, record: StoredRecord): Promise<AppendResult>;
   /** Marks a signal as late for a wait (the loser of the race, kept for audit). */
@@ -192,7 +194,7 @@ export interface PurgedRun {
 }
 
 /** Why a run is woken. */
-export type WakeReason = "start" | "sleep" | "timeout" | "retry" | "signal" | "continue" | "watchdog";
+export type WakeReason = "start" | "sleep" | "timeout" | "retry" | "signal" | "continue" | "watchdog" | "cancel";
 
 /** A request to invoke a run at a time. */
 export interface Wake {

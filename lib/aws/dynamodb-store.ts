@@ -219,6 +219,12 @@ export class DynamoJournalStore implements JournalStore {
     return this.answer(write, (old) => isFinishedBy(old, update));
   }
 
+  async getRecord(runId: string, key: string): Promise<StoredRecord | undefined> {
+    const { GetItemCommand } = await dynamodbSdk();
+    const out = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: s(pkOf(runId)), sk: s(key) }, ConsistentRead: true })));
+    return out.Item && decodeRecord(out.Item);
+  }
+
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
     const { PutItemCommand } = await dynamodbSdk();
     const item = recordItem(runId, record, writeStamp());

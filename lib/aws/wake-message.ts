@@ -14,7 +14,7 @@ import { MalformedWakeError } from "./errors.ts";
 export const WAKE_MESSAGE_VERSION = 1;
 
 /** Every wake reason; the check below fails to compile if `WakeReason` gains one not listed. */
-const REASONS = ["start", "sleep", "timeout", "retry", "signal", "continue", "watchdog"] as const satisfies readonly WakeReason[];
+const REASONS = ["start", "sleep", "timeout", "retry", "signal", "continue", "watchdog", "cancel"] as const satisfies readonly WakeReason[];
 const everyReasonListed: [Exclude<WakeReason, (typeof REASONS)[number]>] extends [never] ? true : never = true;
 void everyReasonListed;
 

@@ -40,7 +40,7 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
     } else if (r.type === "step" && r.kind === "wait") {
       const res = resolutions.get(r.stepId);
       const sig = res?.signalId ? signals.get(res.signalId) : undefined;
-      const status = !res ? "waiting" : res.via === "timeout" ? "timed out" : "signalled";
+      const status = !res ? "waiting" : res.via === "timeout" ? "timed out" : res.via === "cancelled" ? "cancelled" : "signalled";
       rows.push({ step: r.stepId, kind: "wait", status, attempts: "", duration: res ? ms(res.at - r.at) : "", preview: sig ? preview(sig.payload) : r.timeoutAt ? `timeout ${new Date(r.timeoutAt).toISOString()}` : "" });
     } else if (r.type === "attempt" && !entries.some((x) => x.record?.type === "step" && x.record.stepId === r.stepId)) {
       if (attempts.get(r.stepId) === r.attempt) {

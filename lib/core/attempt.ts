@@ -3,8 +3,9 @@ import { StepTimeoutError } from "./errors.ts";
 
 /**
  * Runs one attempt of a step's function. With a timeout, the attempt fails with
- * {@link StepTimeoutError} when it passes and the step's `signal` aborts; the function may go
- * on in the background, but its result is ignored.
+ * {@link StepTimeoutError} when it passes and the step's `signal` aborts; when `cancel` aborts
+ * (the run was cancelled), the attempt fails with its reason and the step's `signal` aborts too.
+ * The function may go on in the background, but its result is ignored.
  */
 export async function runAttempt<T>(
   idempotencyKey: string,
@@ -12,9 +13,10 @@ export async function runAttempt<T>(
   fn: (ctx: StepRunContext) => Promise<T> | T,
   attempt: number,
   timeoutMs: number | undefined,
+  cancel?: AbortSignal,
 ): Promise<T> {
-  if (timeoutMs === undefined) {
-    // Without a timeout nothing aborts: create the signal only if the step asks for it.
+  if (timeoutMs === undefined && cancel === undefined) {
+    // Nothing can abort: create the signal only if the step asks for it.
     let signal: AbortSignal | undefined;
     return await fn({
       idempotencyKey,
@@ -26,16 +28,29 @@ export async function runAttempt<T>(
   }
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new StepTimeoutError(stepId, timeoutMs);
-      controller.abort(err);
-      reject(err);
-    }, timeoutMs);
+  let onCancel: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        const err = new StepTimeoutError(stepId, timeoutMs);
+        controller.abort(err);
+        reject(err);
+      }, timeoutMs);
+    }
+    if (cancel) {
+      onCancel = () => {
+        controller.abort(cancel.reason);
+        reject(cancel.reason);
+      };
+      if (cancel.aborted) onCancel();
+      else cancel.addEventListener("abort", onCancel, { once: true });
+    }
   });
+  stopped.catch(() => {}); // settles after the race is decided, or never: not an unhandled rejection
   try {
-    return await Promise.race([Promise.resolve().then(() => fn({ idempotencyKey, attempt, signal: controller.signal })), timeout]);
+    return await Promise.race([Promise.resolve().then(() => fn({ idempotencyKey, attempt, signal: controller.signal })), stopped]);
   } finally {
     clearTimeout(timer);
+    if (onCancel) cancel?.removeEventListener("abort", onCancel);
   }
 }

@@ -1,8 +1,10 @@
 import type { StandardSchemaV1 } from "./standard-schema.ts";
-import type { Duration } from "./duration.ts";
+import { type Duration, parseDuration } from "./duration.ts";
 import { WorkflowDefinitionError } from "./errors.ts";
 import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
+import type { MapFn, MapOptions, MapOutcome } from "./fan-out.ts";
+import type { Saga } from "./saga.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
 /** Signals a workflow accepts, by name, each with the schema its payload must pass (zod, zod/mini or any Standard Schema library). */
@@ -175,6 +177,19 @@ export interface Step<S extends SignalMap = SignalMap, I = unknown> {
    * ```
    */
   continueAsNew(input: I): Promise<never>;
+  /**
+   * Runs `fn` for every item as its own journaled step (`<name>/<index>`), at most
+   * `concurrency` bodies at once (default 10); results in item order.
+   *
+   * @example
+   * ```ts
+   * const receipts = await step.map("notify", customers, (c, { idempotencyKey }) => mail.send(c, idempotencyKey), { concurrency: 20 });
+   * ```
+   */
+  map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R>, options?: MapOptions & { failures?: "fail-fast" }): Promise<R[]>;
+  map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R>, options: MapOptions & { failures: "collect" }): Promise<Array<MapOutcome<R>>>;
+  /** A saga: register compensations as you go, run them (newest first, as steps) to undo. See {@link Saga}. */
+  saga(): Saga;
   /** The current time, the same on every replay. */
   now(): Date;
   /** A number in [0, 1), the same on every replay. */
@@ -210,6 +225,16 @@ export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap
    * ```
    */
   version?: number;
+  /**
+   * A deadline for the whole run, from its start: past it the run is cancelled (reason: the
+   * timeout), exactly as by `client.cancel` — compensations run, then it ends `cancelled`.
+   *
+   * @example
+   * ```ts
+   * durable({ name: "order-flow", input: Order, timeout: "7d" }, orderBody);
+   * ```
+   */
+  timeout?: Duration;
 }
 
 /** A workflow definition: what `durable()` returns and every runtime takes. */
@@ -218,6 +243,8 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
   readonly name: string;
   /** 1 unless given. */
   readonly version: number;
+  /** The whole-run deadline (`timeout`), from the run's creation, if any. */
+  readonly timeoutMs?: number;
   /** What runs record as their workflow: the name for version 1, `name@v<version>` after. */
   readonly key: string;
   readonly input: StandardSchemaV1<unknown, I>;
@@ -277,6 +304,7 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
     name: options.name,
     version,
     key: workflowKey(options.name, version),
+    ...(options.timeout === undefined ? {} : { timeoutMs: parseDuration(options.timeout) }),
     input: options.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<IS>>,
     signals: (options.signals ?? {}) as S,
     retry: resolveRetry(options.retries),

@@ -7,9 +7,9 @@ import type { AttemptHook, Blocker, StepEvent } from "./execution.ts";
 import { Execution } from "./execution.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
-import { InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
+import { CancelledError, InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
-import { type JournalRecord, keyOf, parseRecord } from "./records.ts";
+import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, parseRecord } from "./records.ts";
 import type { AcquireRequest, AcquireResult, AppendResult, ApprovalLinks, Clock, JournalStore, Lease, RunMeta, StoredRecord, SuspendUpdate, WakeQueue } from "../ports.ts";
 import { isTooLargeForStore } from "./execution-state.ts";
 import { jsonBytes } from "./json.ts";
@@ -37,6 +37,8 @@ export type InvocationResult =
    * lapses, so one stuck run never holds a worker or a batch.
    */
   | { status: "abandoned"; wakeAt: number }
+  /** Cancelled (`client.cancel`, or the run's timeout), after the workflow's compensations. */
+  | { status: "cancelled"; reason: string }
   /** `step.continueAsNew`: the run starts afresh as this incarnation, woken at once. */
   | { status: "continued"; incarnation: number }
   /** The run's workflow is not hosted by this deployment: it waits (backing off) for one that does. */
@@ -116,6 +118,8 @@ interface Hold {
   abandoned: boolean;
   /** Ends the execution at once when a renewal is refused. */
   onLost?: () => void;
+  /** Looks for a cancellation requested while running (each heartbeat). */
+  checkCancel?: () => void;
   /** What this invocation did, for its `invocation` line. */
   counts: { executed: number; replayed: number; retries: number };
 }
@@ -149,8 +153,10 @@ export class Engine {
       const now = clock.now();
       store.renewLease(runId, hold.token, now, this.ttl).then(
         (renewed) => {
-          if (renewed) hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
-          else {
+          if (renewed) {
+            hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
+            hold.checkCancel?.();
+          } else {
             // Taken over or cancelled: start nothing new, and end now rather than after the
             // bodies still in flight (a worker must not sit on wakes for a run it lost).
             hold.lost = true;
@@ -229,6 +235,12 @@ export class Engine {
     const journalId = journalIdOf(runId, incarnation);
     const limit = this.journalLimit(runId, journal.records);
     if (limit) return this.finish(runId, token, { type: "failed", error: serializeError(limit) });
+    // A whole-run deadline (`durable({ timeout })`) is a cancellation like any other, journaled once.
+    const runDeadline = workflow.timeoutMs === undefined ? undefined : journal.run.createdAt + workflow.timeoutMs;
+    let cancelReason = view.cancel()?.reason;
+    if (cancelReason === undefined && runDeadline !== undefined && clock.now() >= runDeadline) {
+      cancelReason = await this.requestCancel(journalId, `the run passed its timeout of ${workflow.timeoutMs} ms`);
+    }
     const execution = new Execution({
       runId,
       journalId,
@@ -237,6 +249,7 @@ export class Engine {
       journal: view,
       now: () => clock.now(),
       append: (record) => this.append(runId, journalId, record),
+      ...(cancelReason === undefined ? {} : { cancelReason }),
       // Owned while no renewal was refused, the deadline has not passed, and the lease has not
       // expired by this process's own clock (a process frozen past its lease starts nothing).
       ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
@@ -256,6 +269,17 @@ export class Engine {
       ...(this.o.hooks?.attempt ? { aroundAttempt: this.o.hooks.attempt } : {}),
     });
     hold.onLost = () => execution.stop(new LeaseLostError(runId, "a lease renewal was refused: another invocation owns the run, or it was cancelled"));
+    if (cancelReason === undefined) {
+      hold.checkCancel = () => {
+        store.getRecord(journalId, keys.cancel()).then((r) => {
+          const reason = (r?.body as { reason?: unknown } | undefined)?.reason;
+          if (typeof reason === "string") {
+            hold.checkCancel = undefined;
+            execution.requestCancel(reason);
+          }
+        }, () => {});
+      };
+    }
     const ran = execution.run();
     let timer: NodeJS.Timeout | undefined;
     const overdue = new Promise<"overdue">((resolve) => {
@@ -278,8 +302,9 @@ export class Engine {
       return { status: "lost-lease" };
     }
     if (outcome.type === "continued") return this.continueAsNew(runId, token, incarnation, view, outcome.input);
+    if (outcome.type === "cancelled") return this.finish(runId, token, outcome);
     if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
-    return this.suspend(runId, token, outcome.blockers, execution);
+    return this.suspend(runId, token, outcome.blockers, execution, journalId, cancelReason === undefined ? runDeadline : undefined);
   }
 
   /**
@@ -324,6 +349,14 @@ export class Engine {
     return { status: "continued", incarnation: next };
   }
 
+  /** Journals a cancellation request (write-once: an earlier one's reason stands). */
+  private async requestCancel(journalId: string, reason: string): Promise<string> {
+    const body = { v: JOURNAL_VERSION, at: this.o.clock.now(), type: "cancel", reason };
+    const res = await this.o.store.appendRecord(journalId, { key: keys.cancel(), body });
+    const existing = res.written ? undefined : (res.existing.body as { reason?: unknown }).reason;
+    return typeof existing === "string" ? existing : reason;
+  }
+
   /** A journal past the hard limit fails the run, naming the way out; past the warning, a log line. */
   private journalLimit(runId: string, records: readonly StoredRecord[]): JournalLimitError | undefined {
     const limits = { ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits };
@@ -353,7 +386,7 @@ export class Engine {
   private async finish(
     runId: string,
     token: number,
-    outcome: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError },
+    outcome: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string; result?: unknown },
   ): Promise<InvocationResult> {
     const now = this.o.clock.now();
     let ok: boolean;
@@ -362,7 +395,9 @@ export class Engine {
         runId,
         outcome.type === "completed"
           ? { now, status: "completed", result: outcome.result, token }
-          : { now, status: "failed", error: outcome.error, token },
+          : outcome.type === "cancelled"
+            ? { now, status: "cancelled", error: serializeError(new CancelledError(outcome.reason)), token, ...(outcome.result === undefined ? {} : { result: outcome.result }) }
+            : { now, status: "failed", error: outcome.error, token },
       );
     } catch (err) {
       // The store's own limit (input and result share the run's item): fail the run, once.
@@ -371,6 +406,7 @@ export class Engine {
       return this.finish(runId, token, { type: "failed", error: serializeError(tooLarge) });
     }
     if (!ok) return { status: "lost-lease" };
+    if (outcome.type === "cancelled") return { status: "cancelled", reason: outcome.reason };
     return outcome.type === "completed" ? { status: "completed", result: outcome.result } : { status: "failed", error: outcome.error };
   }
 
@@ -384,9 +420,11 @@ export class Engine {
    * this invocation writes the wait, then reads the signals — once before the release (so the
    * run is marked due at once) and once after it (a deliverer's wake may have found us busy).
    */
-  private async suspend(runId: string, token: number, blockers: Blocker[], execution: Execution): Promise<InvocationResult> {
+  private async suspend(runId: string, token: number, blockers: Blocker[], execution: Execution, journalId: string, runDeadline: number | undefined): Promise<InvocationResult> {
     const { store, clock, wakes } = this.o;
-    const timed = blockers.filter((b): b is Blocker & { wakeAt: number } => b.wakeAt !== undefined);
+    // The run's own deadline wakes it too (to cancel it), whatever it waits for.
+    const all = runDeadline === undefined ? blockers : [...blockers, { stepId: "(run timeout)", wakeAt: runDeadline, key: "deadline", reason: "cancel" as const, waitingFor: "run timeout" }];
+    const timed = all.filter((b): b is Blocker & { wakeAt: number } => b.wakeAt !== undefined);
     const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
     if (!(await execution.persistBlockers())) return { status: "lost-lease" };
 
@@ -399,6 +437,11 @@ export class Engine {
 
     if (signalled || (waits.length > 0 && (await this.signalArrivedMeanwhile(runId, waits)))) {
       await wakes.schedule({ runId, at: clock.now(), reason: "signal", key: "signal" });
+      return { status: "suspended", wakeAt: clock.now(), waitingFor };
+    }
+    // A cancellation requested while we held the lease found the run busy: wake it for that now.
+    if (await store.getRecord(journalId, keys.cancel()).then((r) => r !== undefined && !execution.knowsCancel, () => false)) {
+      await wakes.schedule({ runId, at: clock.now(), reason: "cancel", key: "cancel" });
       return { status: "suspended", wakeAt: clock.now(), waitingFor };
     }
     if (first) await wakes.schedule({ runId, at: first.wakeAt, reason: first.reason, key: first.key });

@@ -220,7 +220,9 @@ export class WaitNotFoundError extends WaymarkError {
 /** The decision a wait was resolved with. */
 export type WaitDecision =
   | { via: "signal"; signalId: string; at: number }
-  | { via: "timeout"; at: number };
+  | { via: "timeout"; at: number }
+  /** The run's cancellation was delivered at this wait. */
+  | { via: "cancelled"; at: number };
 
 /**
  * The wait was already resolved (by another signal or by its timeout). The late signal is kept
@@ -234,7 +236,7 @@ export class WaitResolvedError extends WaymarkError {
     readonly waitId: string,
     readonly decision: WaitDecision,
   ) {
-    super(`wait "${waitId}" of run "${runId}" was already resolved by ${decision.via === "signal" ? `signal ${decision.signalId}` : "its timeout"}`);
+    super(`wait "${waitId}" of run "${runId}" was already resolved by ${decision.via === "signal" ? `signal ${decision.signalId}` : decision.via === "cancelled" ? "the run's cancellation" : "its timeout"}`);
   }
 }
 
@@ -276,6 +278,31 @@ export class LeaseLostError extends WaymarkError {
     readonly reason = "another invocation owns it, or it was cancelled",
   ) {
     super(`lost the lease on run "${runId}": ${reason}`);
+  }
+}
+
+/**
+ * The run was cancelled (`client.cancel(runId, { reason })`, or the run passed its `timeout`).
+ * Thrown into the workflow at the first point that waits (a sleep, a wait, a retry delay), at
+ * the first step it starts, or out of a step whose body was running (its `signal` aborts). The
+ * workflow may catch it and run compensation steps, which execute normally; the run then ends
+ * `cancelled`, with the reason.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await step.waitForSignal("approval", { timeout: "24h" });
+ * } catch (err) {
+ *   if (err instanceof CancelledError) await step.run("release", () => inventory.release(hold));
+ *   throw err;
+ * }
+ * ```
+ */
+export class CancelledError extends WaymarkError {
+  override readonly name = "CancelledError" as const;
+  readonly retryable = false;
+  constructor(readonly reason: string) {
+    super(`the run was cancelled: ${reason}`);
   }
 }
 

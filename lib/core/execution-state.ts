@@ -6,7 +6,8 @@
 import { DeliveryOrder } from "./delivery-order.ts";
 import { type Step, assertName } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
-import { LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "./errors.ts";
+import { CancelledError, LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "./errors.ts";
+import { Cancellation } from "./cancellation.ts";
 import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
 import { ReplayValues } from "./replay-values.ts";
 import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
@@ -20,6 +21,7 @@ export abstract class ExecutionState {
   protected readonly visited = new Set<string>();
   protected readonly blockers: Blocker[] = [];
   protected readonly values: ReplayValues;
+  protected readonly cancellation: Cancellation;
   protected readonly order: DeliveryOrder;
   protected inflight = 0;
   /** Steps a replay-only check met that the journal does not have. */
@@ -34,6 +36,7 @@ export abstract class ExecutionState {
 
   constructor(protected readonly o: ExecutionOptions) {
     this.values = new ReplayValues(o.journalId ?? o.runId, o.journal, o.now);
+    this.cancellation = new Cancellation(o.cancelReason);
     this.order = new DeliveryOrder(o.journal.deliveries(), () => this.checkQuiescent());
   }
 
@@ -146,6 +149,16 @@ export abstract class ExecutionState {
     return false;
   }
 
+  /** True once this execution knows of a cancellation request. */
+  get knowsCancel(): boolean {
+    return this.cancellation.pending || this.cancellation.wasDelivered;
+  }
+
+  /** A cancellation noticed while running (the heartbeat read it): running step bodies are aborted. */
+  requestCancel(reason: string): void {
+    this.cancellation.request(reason);
+  }
+
   /** Ends the execution from outside (the invocation's deadline passed): no new step starts. */
   stop(error: unknown): void {
     this.abort(error, true);
@@ -225,6 +238,10 @@ export abstract class ExecutionState {
       return { type: "failed", error: serializeError(err), nondeterminism: true };
     }
     if (this.settled && "continued" in this.settled) return { type: "continued", input: this.settled.continued };
+    // Cancelled, and the workflow has ended (after its compensations): the run ends cancelled.
+    if (this.settled && this.cancellation.wasDelivered) {
+      return { type: "cancelled", reason: this.cancellation.reason, ...(this.settled.ok && this.settled.value !== undefined ? { result: this.settled.value } : {}) };
+    }
     if (this.settled) {
       if (this.settled.ok) {
         try {
@@ -251,6 +268,7 @@ export function resultOf<T>(record: JournalRecord): T {
   if (record.type !== "step" || record.kind !== "run") throw new TypeError("not a run record");
   if (record.status === "ok") return record.result as T;
   if (record.error?.name === "StepInterruptedError") throw new StepInterruptedError(record.stepId, record.attempts);
+  if (record.error?.name === "CancelledError") throw new CancelledError(String(record.error.fields?.reason ?? "cancelled"));
   throw new StepFailedError(record.stepId, record.attempts, record.error ?? { name: "Error", message: "unknown failure" });
 }
 

@@ -22,6 +22,8 @@ export type Outcome =
   | { type: "completed"; result: unknown }
   | { type: "failed"; error: SerializedError; nondeterminism?: boolean }
   | { type: "suspended"; blockers: Blocker[] }
+  /** A cancellation was delivered and the workflow then ended (returned or threw). */
+  | { type: "cancelled"; reason: string; result?: unknown }
   /** `step.continueAsNew(input)`: the next incarnation starts with this input. */
   | { type: "continued"; input: unknown }
   /** Ended for a reason outside the workflow: a journal write failed, or the lease was lost. */
@@ -60,6 +62,8 @@ export interface ExecutionOptions {
    * from: the run id in the first incarnation, `<runId>~<k>` after (see incarnation.ts). Default: `runId`.
    */
   journalId?: string;
+  /** The reason of a cancellation already requested when the execution starts. */
+  cancelReason?: string;
   /** The run's grant count for this invocation, stamped on every record it writes. */
   invocation?: number;
   /** Largest step result, as JSON bytes, the journal takes. Default {@link DEFAULT_MAX_VALUE_BYTES}. */

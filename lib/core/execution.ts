@@ -14,11 +14,13 @@ import { runAttempt } from "./attempt.ts";
 import { assertName, type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
-import { InvalidInputError, NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
+import { CancelledError, InvalidInputError, NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
 import { ExecutionState, isTooLargeForStore, never, resultOf } from "./execution-state.ts";
 import type { Blocker } from "./execution-types.ts";
 import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
 import { validate } from "./validate.ts";
+import { boundedMap, type MapFn, type MapOptions } from "./fan-out.ts";
+import { createSaga } from "./saga.ts";
 import { zodIssues } from "./zod-issues.ts";
 import type { AttemptRecord, ResolutionRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
@@ -41,7 +43,7 @@ export class Execution extends ExecutionState {
   }
 
   protected stepApi(): Step {
-    return {
+    const api = {
       runId: this.o.runId,
       run: (name, fn, options) => this.runStep(name, fn, options),
       sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
@@ -61,11 +63,14 @@ export class Execution extends ExecutionState {
         }
       },
       continueAsNew: (input: unknown) => this.continueAsNew(input),
+      map: ((name: string, items: readonly unknown[], fn: MapFn<unknown, unknown>, options?: MapOptions) => this.map(name, items, fn, options)) as Step["map"],
+      saga: () => createSaga(api),
       now: () => new Date(this.values.now()),
       random: () => this.values.random(),
       uuid: () => this.values.uuid(),
       log: createStepLog(journaledStepIds(this.o.journal), this.reached, () => this.lastReached, this.o.onLog),
     } satisfies Step as Step;
+    return api;
   }
 
   // ---- step.run -------------------------------------------------------------------------
@@ -81,6 +86,7 @@ export class Execution extends ExecutionState {
     const recorded = this.o.journal.step(stepId);
     if (recorded) {
       if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
+      if (recorded.status === "failed" && recorded.error?.name === "CancelledError") this.cancellation.markDelivered();
       this.visited.add(stepId);
       const turn = ordered && recorded.seq !== undefined ? this.order.turn(stepId) : undefined;
       if (turn) await turn;
@@ -93,10 +99,11 @@ export class Execution extends ExecutionState {
     const atMostOnce = options?.semantics === "at-most-once";
     const prior = this.o.journal.attempts(stepId);
     const last = prior.at(-1);
-    if (last && last.retryAt > this.o.now()) {
+    const cancelHere = this.cancellation.pending;
+    if (!cancelHere && last && last.retryAt > this.o.now()) {
       return this.retryAt(stepId, last.retryAt);
     }
-    if (this.o.shouldYield?.()) return this.continueNow(stepId, "continue");
+    if (!cancelHere && this.o.shouldYield?.()) return this.continueNow(stepId, "continue");
 
     this.inflight++;
     let running = true;
@@ -110,6 +117,13 @@ export class Execution extends ExecutionState {
     };
     const semantics = atMostOnce ? { semantics: "at-most-once" as const } : {};
     try {
+      if (cancelHere) {
+        // The cancellation is delivered here: this step does not run, it fails with it.
+        if (!this.ownsLease()) return never();
+        this.cancellation.markDelivered();
+        const error = serializeError(this.cancellation.error());
+        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: Math.max(1, prior.length), startedAt: this.o.now() }, written, "failed", ordered);
+      }
       const starts = this.o.journal.starts(stepId);
       const interrupted = atMostOnce ? starts.find((n) => !prior.some((a) => a.attempt === n)) : undefined;
       if (interrupted !== undefined) {
@@ -131,7 +145,7 @@ export class Execution extends ExecutionState {
         // a journal write that fails aborts the invocation instead (see `write`).
         let value: T;
         try {
-          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs);
+          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs, this.cancellation.signal);
           const around = this.o.aroundAttempt;
           value = around ? await around({ runId: this.o.runId, workflow: this.o.workflow.name, stepId, attempt }, body) : await body();
           assertJsonSafe(value, `result of step "${stepId}"`);
@@ -140,7 +154,9 @@ export class Execution extends ExecutionState {
           if (size > limit) throw new ValueTooLargeError(`the result of step "${stepId}"`, size, limit);
         } catch (err) {
           const error = serializeError(err);
-          const retryAt = nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.journalId ?? this.o.runId}/${stepId}`);
+          // Cancelled while running: the late result is not recorded as success, and no retry.
+          if (err instanceof CancelledError) this.cancellation.markDelivered();
+          const retryAt = err instanceof CancelledError ? undefined : nextRetryAt(policy, err, attempt, this.o.now(), `${this.o.journalId ?? this.o.runId}/${stepId}`);
           if (retryAt === undefined) {
             return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "failed", ordered);
           }
@@ -179,6 +195,20 @@ export class Execution extends ExecutionState {
     return resultOf<T>(record);
   }
 
+  // ---- step.map -------------------------------------------------------------------------
+
+  private async map(name: string, items: readonly unknown[], fn: MapFn<unknown, unknown>, options: MapOptions = {}): Promise<unknown> {
+    const mapId = this.nextId(name);
+    if (this.done || this.fatal) return never();
+    const list = [...items];
+    const { concurrency = 10, failures = "fail-fast", ...stepOptions } = options;
+    // Unordered steps: the map orders its results by index itself.
+    const outcomes = await boundedMap(list.length, concurrency, failures === "fail-fast", (index) =>
+      this.runStepWithId(`${mapId}/${index}`, (ctx) => fn(list[index], { ...ctx, index }), stepOptions, false),
+    );
+    return failures === "collect" ? outcomes : outcomes.map((o) => (o.ok ? o.value : undefined));
+  }
+
   // ---- step.continueAsNew ---------------------------------------------------------------
 
   private continueAsNew(input: unknown): Promise<never> {
@@ -207,6 +237,19 @@ export class Execution extends ExecutionState {
       if (this.o.replayOnly) return this.frontier(stepId, "sleep");
       wakeAt = wakeAtIfNew();
       if (!Number.isFinite(wakeAt)) throw new WorkflowDefinitionError(`sleep "${stepId}": invalid wake time`);
+    }
+    if (this.o.journal.resolution(stepId)?.via === "cancelled") {
+      this.cancellation.markDelivered();
+      throw this.cancellation.error();
+    }
+    if (this.o.now() < wakeAt && this.cancellation.pending && !this.o.replayOnly) {
+      // Delivered here: the sleep ends early with the cancellation (journaled, so replay agrees).
+      if (!recorded) await this.write({ type: "step", kind: "sleep", stepId, wakeAt });
+      const { record } = await this.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");
+      if (record.via === "cancelled") {
+        this.cancellation.markDelivered();
+        throw this.cancellation.error();
+      }
     }
     if (this.o.now() >= wakeAt) {
       if (!recorded) await this.write({ type: "step", kind: "sleep", stepId, wakeAt });
@@ -244,7 +287,13 @@ export class Execution extends ExecutionState {
     if (!resolution) {
       const buffered = this.o.journal.bufferedSignals(name, stepId).find((s) => !this.claimedSignals.has(s.signalId));
       const timedOut = timeoutAt !== undefined && this.o.now() >= timeoutAt;
-      if (buffered || timedOut) {
+      if (!buffered && !timedOut && this.cancellation.pending && !this.o.replayOnly) {
+        // Delivered here, unless a signal or the timeout decided the wait first.
+        if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
+        const written = await this.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");
+        resolution = written.record;
+        adopted = !written.won;
+      } else if (buffered || timedOut) {
         if (buffered) this.claimedSignals.add(buffered.signalId);
         if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
         const ours: Unstamped<ResolutionRecord> = buffered ? { type: "resolution", stepId, via: "signal", signalId: buffered.signalId } : { type: "resolution", stepId, via: "timeout" };
@@ -259,6 +308,10 @@ export class Execution extends ExecutionState {
       this.emit({ stepId, kind: "wait", outcome: "replayed" });
     }
     if (resolution) {
+      if (resolution.via === "cancelled") {
+        this.cancellation.markDelivered();
+        throw this.cancellation.error();
+      }
       if (resolution.via === "timeout") return { received: false };
       const signal = resolution.signalId === undefined ? undefined : this.o.journal.signal(resolution.signalId);
       if (!signal && adopted) {

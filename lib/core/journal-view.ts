@@ -1,6 +1,6 @@
 import type { StoredRecord } from "../ports.ts";
 import type { RecordedDelivery } from "./delivery-order.ts";
-import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord } from "./records.ts";
+import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord, CancelRecord } from "./records.ts";
 import { parseRecord } from "./records.ts";
 
 /** A signal as the journal holds it, with its audit mark. */
@@ -21,6 +21,7 @@ export class JournalView {
   private lastInv: number | undefined;
   private lastInvSuspended = false;
   private ownRecords = 0;
+  private cancelRecord: CancelRecord | undefined;
   private buffered: JournaledSignal[] | undefined;
 
   /** Throws `JournalFormatError` naming the first unreadable record. */
@@ -42,6 +43,9 @@ export class JournalView {
       if (record.inv === this.lastInv && (record.type === "attempt" || (record.type === "step" && record.kind !== "run"))) this.lastInvSuspended = true;
     }
     switch (record.type) {
+      case "cancel":
+        this.cancelRecord = record;
+        break;
       case "start": {
         const list = this.startsByStep.get(record.stepId) ?? [];
         list.push(record.attempt);
@@ -91,6 +95,11 @@ export class JournalView {
 
   attempts(stepId: string): readonly AttemptRecord[] {
     return this.attemptsByStep.get(stepId) ?? [];
+  }
+
+  /** The run's cancellation request, if one was made. */
+  cancel(): CancelRecord | undefined {
+    return this.cancelRecord;
   }
 
   /** Attempts of an at-most-once step whose body was started, ascending. */

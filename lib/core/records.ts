@@ -9,6 +9,7 @@
  *   resolution#<stepId>    how a wait was resolved: a signal or its timeout (write-once: the race)
  *   signal#<signalId>      a delivered signal (write-once: idempotent delivery)
  *   start#<stepId>#<n>     attempt n of an at-most-once step is about to run its body
+ *   cancel                 the run was asked to cancel, with the reason
  */
 import * as z from "./shape.ts";
 import { JournalFormatError } from "./errors.ts";
@@ -86,7 +87,8 @@ export const ResolutionRecord = z.object({
   ...common,
   type: z.literal("resolution"),
   stepId: z.string(),
-  via: z.enum(["signal", "timeout"]),
+  /** `cancelled`: the run's cancellation was delivered here (a sleep or a wait threw CancelledError). */
+  via: z.enum(["signal", "timeout", "cancelled"]),
   signalId: z.string().optional(),
 });
 
@@ -112,6 +114,13 @@ export const StartRecord = z.object({
   attempt: z.number().int().positive(),
 });
 
+/** A request to cancel the run (`client.cancel`, or the run's own timeout): write-once, key `cancel`. */
+export const CancelRecord = z.object({
+  ...common,
+  type: z.literal("cancel"),
+  reason: z.string(),
+});
+
 const StepRecordSchema = z.discriminatedUnion("kind", [RunStepRecord, SleepRecord, WaitRecord]);
 
 export type RunStepRecord = z.infer<typeof RunStepRecord>;
@@ -122,8 +131,9 @@ export type AttemptRecord = z.infer<typeof AttemptRecord>;
 export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
 export type SignalRecord = z.infer<typeof SignalRecord>;
 export type StartRecord = z.infer<typeof StartRecord>;
+export type CancelRecord = z.infer<typeof CancelRecord>;
 export type SignalSender = z.infer<typeof SignalSender>;
-export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord;
+export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;
 
@@ -133,6 +143,7 @@ export const keys = {
   resolution: (stepId: string) => `resolution#${stepId}`,
   signal: (signalId: string) => `signal#${signalId}`,
   start: (stepId: string, n: number) => `start#${stepId}#${n}`,
+  cancel: () => "cancel",
 };
 
 /** The key a record is stored under. */
@@ -148,6 +159,8 @@ export function keyOf(r: JournalRecord): string {
       return keys.signal(r.signalId);
     case "start":
       return keys.start(r.stepId, r.attempt);
+    case "cancel":
+      return keys.cancel();
   }
 }
 
@@ -164,6 +177,8 @@ function schemaFor(body: unknown) {
       return SignalRecord;
     case "start":
       return StartRecord;
+    case "cancel":
+      return CancelRecord;
     default:
       return undefined;
   }

@@ -182,7 +182,7 @@ function decisionOf(entries: HistoryEntry[], waitId: string): WaitDecision | und
   for (const e of entries) {
     const r = e.record;
     if (r?.type !== "resolution" || r.stepId !== waitId) continue;
-    return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: "timeout", at: r.at };
+    return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: r.via, at: r.at };
   }
   return undefined;
 }

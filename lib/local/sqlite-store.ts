@@ -257,6 +257,11 @@ export class SqliteJournalStore implements JournalStore {
     return this.finish.run(params).changes === 1 || isFinishedBy(await this.getRun(runId), update);
   }
 
+  async getRecord(runId: string, key: string): Promise<StoredRecord | undefined> {
+    const row = this.selectRecord.get(runId, key);
+    return row && toRecord(row);
+  }
+
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
     const body = toJson(record.body) ?? "null";
     if (this.insertRecord.run(runId, record.key, body, record.lateFor ?? null).changes === 1) return { written: true };

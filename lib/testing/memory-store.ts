@@ -160,6 +160,11 @@ export class MemoryJournalStore implements JournalStore {
     return true;
   }
 
+  async getRecord(runId: string, key: string): Promise<StoredRecord | undefined> {
+    const record = this.records.get(runId)?.get(key);
+    return record && structuredClone(record);
+  }
+
   async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
     let records = this.records.get(runId);
     if (!records) this.records.set(runId, (records = new Map()));

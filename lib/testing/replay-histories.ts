@@ -27,7 +27,7 @@ export interface HistoryReport {
    */
   error?: SerializedError;
   /** Where the replay stopped: completed, failed (the recorded failure), or at the first step not in the history. */
-  reached?: "completed" | "failed" | "suspended" | "continued";
+  reached?: "completed" | "failed" | "suspended" | "continued" | "cancelled";
 }
 
 export interface ReplayHistoriesOptions {

@@ -55,13 +55,15 @@ describe("a journal write that fails after the step ran", () => {
 });
 
 describe("a lease lost mid-run", () => {
-  it("starts no further step once a renewal is refused (here: the run was cancelled)", async () => {
+  it("a cancel noticed by the heartbeat aborts the running step's signal; its late result is not recorded; no further step starts", async () => {
     const started: string[] = [];
+    let seen: AbortSignal | undefined;
     const p0 = { store: new MemoryJournalStore() };
     const wf = durable({ name: "cancel-mid-run", input: Empty }, async (_in, step) => {
-      await step.run("reserve", async () => {
+      await step.run("reserve", async ({ signal }) => {
         started.push("reserve");
-        await p.client.cancel("c1");
+        seen = signal;
+        await p.client.cancel("c1", { reason: "stop" });
         await new Promise((r) => setTimeout(r, 60)); // several heartbeats
         return "hold";
       });
@@ -71,8 +73,12 @@ describe("a lease lost mid-run", () => {
     const p = ports(p0.store, [wf]);
     const engine = new Engine({ ...p, owner: "a", leaseTtlMs: 30 });
     await p.client.start(wf, { runId: "c1", input: {} });
-    expect(await engine.invoke("c1")).toEqual({ status: "lost-lease" });
+    expect(await engine.invoke("c1")).toEqual({ status: "cancelled", reason: "stop" });
     expect(started).toEqual(["reserve"]);
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toMatchObject({ name: "CancelledError", reason: "stop" });
     expect((await p.store.getRun("c1"))?.status).toBe("cancelled");
+    const reserve = (await p.store.loadJournal("c1"))?.records.find((r) => r.key === "step#reserve")?.body;
+    expect(reserve).toMatchObject({ status: "failed", error: { name: "CancelledError" } });
   });
 });

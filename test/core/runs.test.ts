@@ -41,17 +41,18 @@ describe("starting runs", () => {
     expect(await rt.get("t1")).toMatchObject({ status: "failed", error: { name: "TypeError", message: "bad state" } });
   });
 
-  it("cancels a suspended run; its wake then finds nothing to do", async () => {
+  it("cancels a suspended run: its sleep ends with CancelledError and the run ends cancelled, with the reason", async () => {
     const wf = durable({ name: "sleepy", input: Empty }, async (_in, step) => {
       await step.sleep("s", "1h");
       return step.run("after", () => "ran");
     });
     const rt = createTestRuntime({ workflows: [wf] });
     await rt.start(wf, { runId: "s1", input: {} });
-    expect(await rt.client.cancel("s1")).toBe(true);
+    expect(await rt.client.cancel("s1", { reason: "customer withdrew" })).toBe(true);
     await rt.advance("2h");
-    expect(await rt.get("s1")).toMatchObject({ status: "cancelled" });
-    expect((await rt.history("s1")).map((e) => e.key)).toEqual(["step#s"]);
+    expect(await rt.get("s1")).toMatchObject({ status: "cancelled", error: { name: "CancelledError", fields: { reason: "customer withdrew" } } });
+    expect((await rt.history("s1")).map((e) => e.key).sort()).toEqual(["cancel", "resolution#s", "step#s"]);
+    expect(await rt.client.cancel("s1")).toBe(false); // finished: nothing to cancel
   });
 });
 

@@ -187,8 +187,12 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
     await handler(signed("POST", "/runs", { workflow: "one-approval", runId: "w-11", input: { n: 11 } }, now()));
     await waitFor("w-11", "suspended");
     await runtime.client.cancel("w-11");
-    await refused(signed("POST", "/runs/w-11/signals/approval", { payload: { approved: true, approver: "late" } }, now()), 409, "RunFinishedError");
-    await refused(postJson(linkPath("w-11"), { approved: true, approver: "late" }), 409, "RunFinishedError");
+    await waitFor("w-11", "cancelled");
+    // Cancelled while waiting: the wait's decision is the cancellation.
+    const byName = await refused(signed("POST", "/runs/w-11/signals/approval", { payload: { approved: true, approver: "late" } }, now()), 409, "WaitResolvedError");
+    expect(byName.body.error?.decision).toMatchObject({ via: "cancelled" });
+    const byLink = await refused(postJson(linkPath("w-11"), { approved: true, approver: "late" }), 409, "WaitResolvedError");
+    expect(byLink.body.error?.decision).toMatchObject({ via: "cancelled" });
   });
 
   it("a method or path that does not exist → 405 with allow, or 404", async () => {

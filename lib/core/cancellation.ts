@@ -1,0 +1,56 @@
+/**
+ * A run's cancellation, as one execution sees it. Requested (the journal's `cancel` record, or
+ * a request noticed while running), then delivered once: thrown into the workflow as
+ * {@link CancelledError} at the first point that waits or starts a step, or out of the step
+ * bodies running when the request came (their `signal` aborts). After delivery, steps run
+ * normally: they are the workflow's compensations. Where it was delivered is journaled (a step
+ * failed with CancelledError, or a wait or sleep resolved `cancelled`), so replay agrees.
+ */
+import { CancelledError } from "./errors.ts";
+
+export class Cancellation {
+  private requested: string | undefined;
+  private delivered = false;
+  private controller = new AbortController();
+
+  constructor(reason?: string) {
+    this.requested = reason;
+  }
+
+  /** Requested and not yet thrown into the workflow. */
+  get pending(): boolean {
+    return this.requested !== undefined && !this.delivered;
+  }
+
+  get wasDelivered(): boolean {
+    return this.delivered;
+  }
+
+  get reason(): string {
+    return this.requested ?? "cancelled";
+  }
+
+  /** What step attempts started now run under: aborted by a request that comes while they run. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** A request noticed while running: the attempts running now are aborted. False if already known. */
+  request(reason: string): boolean {
+    if (this.requested !== undefined) return false;
+    this.requested = reason;
+    this.controller.abort(new CancelledError(reason));
+    return true;
+  }
+
+  /** Thrown into the workflow: from now on steps run normally (and under a fresh signal). */
+  markDelivered(): void {
+    if (this.delivered) return;
+    this.delivered = true;
+    this.controller = new AbortController();
+  }
+
+  error(): CancelledError {
+    return new CancelledError(this.reason);
+  }
+}
