@@ -76,6 +76,8 @@ export interface RenderOptions {
   values?: URLSearchParams;
   /** Problems by field name (`""` for the whole value). */
   errors?: ReadonlyMap<string, string>;
+  /** The submit button's text when the form has no Approve / Reject buttons. Default "Send". */
+  submitLabel?: string;
 }
 
 /**
@@ -118,7 +120,7 @@ export function renderForm(spec: FormSpec, o: RenderOptions = {}): SafeHtml {
   const whole = rest.join("; ");
   const buttons = spec.decision
     ? html`<button type="submit" class="primary" name="${PREFIX}approved" value="true">Approve</button><button type="submit" class="danger" name="${PREFIX}approved" value="false">Reject</button>`
-    : html`<button type="submit" class="primary">Send</button>`;
+    : html`<button type="submit" class="primary">${o.submitLabel ?? "Send"}</button>`;
   return html`${whole ? html`<div class="alert" role="alert">${whole}</div>` : ""}${inputs}<div class="actions">${buttons}</div>`;
 }
 
