@@ -53,6 +53,7 @@ export const orderFlow = durable(
       const approverEmail = order.approverEmail;
       const approval = await step.waitForSignal("approval", {
         timeout: "24h",
+        summary: `Order ${order.orderId}: ${order.quantity} × ${order.sku} for ${order.amount.toFixed(2)} EUR, shipping to ${order.address} (fraud score ${fraud.score})`,
         ...(approverEmail === undefined
           ? {}
           : { notify: (link) => use().shop.sendApprovalRequest(approverEmail, order.orderId, link, `${link.runId}/${link.waitId}:notify`) }),

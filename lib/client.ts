@@ -220,6 +220,34 @@ export class Client {
     throw new WaitResolvedError(runId, target.stepId, decision(res));
   }
 
+  /**
+   * The workflow definition this client hosts for a run's recorded workflow (`order-flow`,
+   * `order-flow@v2`), or the newest version of a name; `undefined` when not hosted here. Pages
+   * and the CLI read the input and signal schemas from it.
+   *
+   * @example
+   * ```ts
+   * const run = await client.get("order-8472");
+   * const approvalSchema = client.workflow(run.workflow)?.signals.approval;
+   * ```
+   */
+  workflow(key: string): AnyWorkflow | undefined {
+    return this.o.workflows.get(key) ?? workflowToStart(this.o.workflows, key);
+  }
+
+  /**
+   * The workflows new runs can start on: the newest hosted version of each name.
+   *
+   * @example
+   * ```ts
+   * for (const w of client.startable()) console.log(w.name, w.version);
+   * ```
+   */
+  startable(): AnyWorkflow[] {
+    const names = new Set([...this.o.workflows.values()].map((w) => w.name));
+    return [...names].sort().flatMap((n) => workflowToStart(this.o.workflows, n) ?? []);
+  }
+
   /** The run's meta record. Throws `RunNotFoundError`. */
   async get(runId: string): Promise<RunMeta> {
     return this.requireRun(runId);

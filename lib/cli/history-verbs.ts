@@ -14,6 +14,7 @@ import { RunNotFoundError } from "../core/errors.ts";
 import { parseHistory, toHistory, type RunHistory } from "../core/history.ts";
 import type { JournalStore } from "../ports.ts";
 import { replayHistories } from "../testing/replay-histories.ts";
+import { openJournal } from "./journal.ts";
 
 export const HISTORY_USAGE = `  waymark history export <runId> [--file path | --table name] [--out file.json]
   waymark check --histories <dir> --workflows <module> [--workflows <module> …]`;
@@ -57,19 +58,8 @@ export async function runHistoryVerb(argv: string[], out: (line: string) => void
 }
 
 async function openStore(file: string | undefined, table: string | undefined): Promise<{ store: JournalStore; close: () => Promise<void> }> {
-  if (table !== undefined) {
-    // Region, credentials and endpoint come from the usual AWS settings (AWS_REGION, AWS_PROFILE, …).
-    const { createJournalDynamoClient } = await import("../aws/dynamodb-client.ts");
-    const { DynamoJournalStore } = await import("../aws/dynamodb-store.ts");
-    const client = await createJournalDynamoClient();
-    return { store: new DynamoJournalStore({ client, tableName: table }), close: async () => client.destroy() };
-  }
-  const path = file ?? process.env.WAYMARK_FILE ?? ".waymark/journal.db";
-  if (!existsSync(path)) throw new HistoryUsageError(`no journal at ${path} (pass --file or --table)`);
-  const { openLocalDatabase } = await import("../local/database.ts");
-  const { SqliteJournalStore } = await import("../local/sqlite-store.ts");
-  const db = openLocalDatabase(path);
-  return { store: new SqliteJournalStore(db), close: async () => void db.close() };
+  // The same access as `waymark runs` (journal.ts): AWS settings from the environment.
+  return openJournal({ file, table }, []);
 }
 
 async function check(dir: string | undefined, modules: string[], out: (line: string) => void, err: (line: string) => void): Promise<number> {

@@ -75,6 +75,17 @@ export interface WaitOptions {
    * ```
    */
   approvers?: readonly string[];
+  /**
+   * What is being decided, in a few words for a human (at most 2000 characters): journaled with
+   * the wait and shown on the approver's page instead of the run's input. Derive it from the
+   * input or earlier steps, so every replay computes the same text.
+   *
+   * @example
+   * ```ts
+   * await step.waitForSignal("approval", { summary: `Order ${order.orderId}: ${order.quantity} × ${order.sku}, ${order.amount} EUR`, notify });
+   * ```
+   */
+  summary?: string;
 }
 
 /** A single-use capability to resolve one wait, for a human approver. */

@@ -295,7 +295,7 @@ export class Execution extends ExecutionState {
         adopted = !written.won;
       } else if (buffered || timedOut) {
         if (buffered) this.claimedSignals.add(buffered.signalId);
-        if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
+        if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }), ...summaryOf(options) });
         const ours: Unstamped<ResolutionRecord> = buffered ? { type: "resolution", stepId, via: "signal", signalId: buffered.signalId } : { type: "resolution", stepId, via: "timeout" };
         const written = await this.write<ResolutionRecord>(ours, "adopt");
         resolution = written.record;
@@ -321,7 +321,7 @@ export class Execution extends ExecutionState {
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
       return { received: true, payload: parse(schema, signal.payload), signalId: signal.signalId, ...(signal.sender ? { sender: signal.sender } : {}) };
     }
-    const waitRecord: Unstamped<StepRecord> = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) };
+    const waitRecord: Unstamped<StepRecord> = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }), ...summaryOf(options) };
     let written = recorded !== undefined;
     if (options?.notify) {
       // The wait is recorded before its link goes out, so the link always points at a real wait.
@@ -364,6 +364,16 @@ export class Execution extends ExecutionState {
 }
 
 /** Approvers must be distinct, non-empty names; a mistake here is the workflow's, not the run's. */
+/** The wait's `summary`, checked: a short text for the approver's page. */
+function summaryOf(options: WaitOptions | undefined): { summary?: string } {
+  const summary = options?.summary;
+  if (summary === undefined) return {};
+  if (typeof summary !== "string" || summary.length > MAX_SUMMARY_LENGTH) throw new WorkflowDefinitionError(`a wait's summary must be a string of at most ${MAX_SUMMARY_LENGTH} characters`);
+  return { summary };
+}
+
+const MAX_SUMMARY_LENGTH = 2000;
+
 function checkApprovers(waitId: string, approvers: readonly string[]): string[] {
   const list = [...approvers];
   const bad = list.some((a) => typeof a !== "string" || a.length === 0 || a.length > 256);

@@ -71,6 +71,8 @@ export const WaitRecord = z.object({
   stepId: z.string(),
   signal: z.string(),
   timeoutAt: z.number().optional(),
+  /** What the workflow said the wait is about (`waitForSignal({ summary })`), shown on the approver's page. */
+  summary: z.string().optional(),
 });
 
 export const AttemptRecord = z.object({

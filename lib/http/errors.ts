@@ -30,6 +30,7 @@ export type HttpErrorName =
   | "LinkNotFoundError"
   | "LinkExpiredError"
   | "ApproverMismatchError"
+  | "ForbiddenError"
   | "ServiceUnavailableError";
 
 export interface ErrorBody {

@@ -13,6 +13,9 @@ import { RunNotFoundError } from "../core/errors.ts";
 import { type ApprovalLinks, type Clock, systemClock } from "../ports.ts";
 import { DEFAULT_MAX_BODY_BYTES, assertBodySize, readJsonBody } from "./body.ts";
 import { HttpError, errorResponse } from "./errors.ts";
+import { approvalPage } from "./approval-page.ts";
+import { isFormPost } from "./form-guard.ts";
+import { wantsHtml } from "./html.ts";
 import { approve, deliverSignal, describeApproval, getRun, startRun, type RouteContext } from "./routes.ts";
 import { type WebhookSecret, secretList } from "./secret.ts";
 import { DEFAULT_REPLAY_WINDOW_MS, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyRequestSignature } from "./signing.ts";
@@ -59,6 +62,8 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const windowMs = options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS;
   const onFault = options.onFault ?? ((err: unknown) => console.error("waymark webhook: server fault:", err));
   const ctx: RouteContext = { client: options.client, links: options.links };
+  // Browsers get the approver's page; API clients the JSON answers, as before.
+  const pages = { route: ctx, secrets: secret, now: () => clock.now() };
 
   /** The signature of a signed request (throws 401 otherwise). */
   const signed = (req: HttpRequest): string => {
@@ -109,8 +114,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     {
       pattern: ["approvals", ":token"],
       methods: {
-        GET: async (_req, p) => describeApproval(ctx, token(p).claims),
+        GET: async (req, p) => (wantsHtml(req.headers) ? approvalPage(pages, req, p.token ?? "") : describeApproval(ctx, token(p).claims)),
         POST: async (req, p) => {
+          if (isFormPost(req)) return approvalPage(pages, req, p.token ?? "");
           const { claims, signalId } = token(p);
           return approve(ctx, claims, signalId, readJsonBody(req));
         },

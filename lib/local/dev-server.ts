@@ -1,6 +1,6 @@
 /**
- * The local dev server: the webhook routes (the same handler as the Lambda Function URL) and a
- * read-only dashboard at `GET /`, on 127.0.0.1 by default. Bodies are limited while they are
+ * The local dev server: the webhook routes (the same handler as the Lambda Function URL) and the
+ * dashboard (`/` and `/ui/…`, see dashboard.ts), on 127.0.0.1 by default. Bodies are limited while they are
  * read, so an oversized upload is refused without being buffered. Only requests whose `Host`
  * names this server are answered (see served-hosts.ts), whatever the bind address.
  */
@@ -13,7 +13,7 @@ import { createHttpHandler, type HttpHandlerOptions } from "../http/handler.ts";
 import type { WebhookSecret } from "../http/secret.ts";
 import type { HttpRequest, HttpResponse } from "../http/types.ts";
 import type { ApprovalLinks } from "../ports.ts";
-import { renderDashboard } from "./dashboard.ts";
+import { createDashboard } from "./dashboard.ts";
 import { servedHosts } from "./served-hosts.ts";
 
 export interface DevServerOptions {
@@ -38,6 +38,8 @@ export interface DevServerOptions {
   /** Adds approval URLs to `GET /runs/:runId` (pass the runtime's links options through `createApprovalLinks`). */
   links?: ApprovalLinks;
   onFault?: HttpHandlerOptions["onFault"];
+  /** Shown in the dashboard's header: where the journal lives. */
+  source?: string;
   /**
    * Sees requests whose client went away before the answer (a closed tab, a killed curl). Not a
    * fault: nothing is logged and nothing is written back. Default: ignored.
@@ -84,6 +86,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
   const served = servedHosts(host, options.allowedHosts);
   const onClientAbort = options.onClientAbort ?? (() => {});
+  const dashboard = createDashboard({ client: options.runtime.client, ...(options.links ? { links: options.links } : {}), ...(options.source ? { source: options.source } : {}) });
 
   const server = createServer((req, res) => {
     // The client went away: not our fault, and there is no one left to answer.
@@ -107,11 +110,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
           return send(json(413, { error: { name: "PayloadTooLargeError", message: `request body exceeds ${maxBody} bytes` } }, { connection: "close" }));
         }
         const request = toHttpRequest(req, body);
-        if (request.path === "/" && request.method === "GET") {
-          const html = await renderDashboard(options.runtime.client);
-          return send({ status: 200, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'", "cache-control": "no-store" }, body: html });
-        }
-        send(await handler(request));
+        send((await dashboard(request)) ?? (await handler(request)));
       },
     ).catch((err: unknown) => {
       onFault(err);

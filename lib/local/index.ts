@@ -6,3 +6,4 @@ export { SqliteJournalStore, type SqliteJournalStoreOptions } from "./sqlite-sto
 export { SqliteWakeTable } from "./wake-table.ts";
 export { formatTimeline, timelineRows, type TimelineRow } from "../cli/timeline.ts";
 export { startDevServer, type DevServer, type DevServerOptions, DEFAULT_DEV_PORT } from "./dev-server.ts";
+export { createDashboard, type Dashboard, type DashboardOptions } from "./dashboard.ts";

@@ -74,8 +74,12 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
     const req = signed("POST", "/runs/w-1/signals/approval", body, now());
     await refused({ ...req, headers: { ...req.headers, "content-type": "text/plain" } }, 415, "UnsupportedMediaTypeError");
     await refused({ ...req, headers: { ...req.headers, "content-type": "application/json; charset=latin1" } }, 415, "UnsupportedMediaTypeError");
-    const form = request("POST", linkPath("w-1"), { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "approved=true&approver=ana" });
-    await refused(form, 415, "UnsupportedMediaTypeError");
+    // A form (the approver's page posts one) without the page's form token: a 403 page, nothing written.
+    const before = await snapshot(runtime.client);
+    const form = await handler(request("POST", linkPath("w-1"), { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "f.approved=true&f.approver=ana" }));
+    expect(form.status).toBe(403);
+    expect(form.headers["content-type"]).toMatch(/^text\/html/);
+    expect(await snapshot(runtime.client)).toBe(before);
     await refused(request("POST", linkPath("w-1"), { body: '{"approved":true,"approver":"ana"}' }), 415, "UnsupportedMediaTypeError");
   });
 

@@ -1,7 +1,7 @@
 /**
  * What the dev server adds around the handler: the body limit enforced while reading (no
  * unbounded buffering), loopback-only Host names, the raw path and query split, and the
- * read-only dashboard with its text escaped.
+ * dashboard with its text escaped (its forms: test/ui/pages.test.ts, test/local/dashboard.test.ts).
  */
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
@@ -79,13 +79,13 @@ describe("the dev server", () => {
     expect(res405.headers.get("allow")).toBe("GET");
   });
 
-  it("shows a read-only dashboard of runs, with their text escaped", async () => {
+  it("shows a dashboard of runs under a strict CSP, with their text escaped", async () => {
     const res = await fetch(`${server.url}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
-    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(res.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
     const html = await res.text();
-    expect(html).toContain("<td>d-1</td>");
+    expect(html).toContain('<a href="/ui/runs/d-1">d-1</a>');
     expect(html).toContain("signal:approval");
     expect(html).toContain("&lt;img src=x onerror=&quot;alert(&#39;owned&#39;)&quot;&gt; &amp; more");
     expect(html).not.toContain("<img");

@@ -49,7 +49,9 @@ async function fire(req: HttpRequest): Promise<number> {
   expect(res.status, `${req.method} ${req.path.slice(0, 80)}`).toBeGreaterThanOrEqual(200);
   expect(res.status, `${req.method} ${req.path.slice(0, 80)}`).toBeLessThan(500);
   expect(res.body).not.toMatch(/\bstack\b|\n\s+at /);
-  if (res.status >= 400) expect(typeof (JSON.parse(res.body) as { error: { name: unknown } }).error.name).toBe("string");
+  // Form posts (the approver's page) are answered with pages; everything else with JSON errors.
+  if (res.status >= 400 && String(res.headers["content-type"]).startsWith("text/html")) expect(req.headers["content-type"]).toMatch(/^application\/x-www-form-urlencoded/i);
+  else if (res.status >= 400) expect(typeof (JSON.parse(res.body) as { error: { name: unknown } }).error.name).toBe("string");
   return res.status;
 }
 

@@ -1,0 +1,157 @@
+/**
+ * Issue 12 item 3: every `waymark runs` verb against a SQLite journal file and against a
+ * DynamoDB table (DynamoDB Local, reached through the usual AWS settings as a user's would be),
+ * with the exit codes they promise: 0 done, 1 refused, 2 usage, 3 journal unreachable.
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createLocalRuntime, type LocalRuntime } from "waymark/local";
+import { main } from "../../lib/cli/main.ts";
+import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
+import { orderFlow, type Order } from "../../functions/order-flow.ts";
+import { localDynamoClient } from "../setup/clients.ts";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
+import { createJournalTable, deleteTable } from "../setup/tables.ts";
+import { tempDir } from "../http/helpers.ts";
+import { until } from "../support/until.ts";
+
+const dir = tempDir("waymark-cli-");
+const file = join(dir, "journal.db");
+const module = new URL("../../functions/order-flow.ts", import.meta.url).pathname;
+const order = (id: string): Order => ({ orderId: id, sku: "LAMP-01", quantity: 1, amount: 10, email: "kim@example.com", address: "1 Harbour St" });
+
+let runtime: LocalRuntime;
+const dynamo = localDynamoClient();
+let table = "";
+const savedEnv = { ...process.env };
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, (l) => void out.push(l), (l) => void err.push(l));
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+beforeAll(async () => {
+  process.env.WAYMARK_DEMO_DIR = join(dir, "demo");
+  runtime = createLocalRuntime({ workflows: [orderFlow], file });
+  runtime.start();
+  for (const id of ["c-1", "c-2", "c-3"]) await runtime.client.start(orderFlow, { runId: id, input: order(id) });
+  await until("the runs to wait for approval", async () => (await runtime.client.list({ status: "suspended" })).runs.length === 3);
+  // The same runs in a DynamoDB Local table, record for record.
+  table = await createJournalTable(dynamo, "cli");
+  const store = new DynamoJournalStore({ client: dynamo, tableName: table });
+  for (const id of ["c-1", "c-2", "c-3"]) {
+    const j = await runtime.store.loadJournal(id);
+    if (!j) throw new Error(`no ${id}`);
+    await store.createRun({ runId: id, workflow: j.run.workflow, input: j.run.input, createdAt: j.run.createdAt });
+    for (const r of j.records) await store.appendRecord(id, r);
+  }
+  Object.assign(process.env, { AWS_REGION: LOCAL_REGION, AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey, AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint") });
+});
+
+afterAll(async () => {
+  await runtime.close();
+  if (table) await deleteTable(dynamo, table);
+  dynamo.destroy();
+  for (const k of Object.keys(process.env)) if (!(k in savedEnv)) delete process.env[k];
+  Object.assign(process.env, savedEnv);
+});
+
+describe.each([
+  { target: "a SQLite file", where: () => ["--file", file] },
+  { target: "a DynamoDB table", where: () => ["--table", table] },
+])("waymark runs over $target", ({ where }) => {
+  it("list, with --status and --json", async () => {
+    const text = await cli("runs", "list", ...where());
+    expect(text.code).toBe(0);
+    for (const id of ["c-1", "c-2", "c-3"]) expect(text.out).toContain(id);
+    const json = await cli("runs", "list", "--json", "--limit", "2", ...where());
+    const page = JSON.parse(json.out) as { runs: Array<{ runId: string }>; cursor?: string };
+    expect(page.runs).toHaveLength(2);
+    const rest = JSON.parse((await cli("runs", "list", "--json", "--cursor", page.cursor ?? "", ...where())).out) as { runs: Array<{ runId: string }> };
+    expect([...page.runs, ...rest.runs].map((r) => r.runId).filter((id) => id.startsWith("c-")).sort()).toEqual(["c-1", "c-2", "c-3"]);
+    expect((await cli("runs", "list", "--status", "completed", ...where())).out).not.toContain("c-1");
+    expect((await cli("runs", "list", "--status", "sleeping", ...where())).code).toBe(2);
+  });
+
+  it("show, as a timeline and as JSON; an unknown run is exit 1", async () => {
+    const text = await cli("runs", "show", "c-1", ...where());
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/reserve\s+run\s+ok/);
+    expect(text.out).toMatch(/approval\s+wait\s+waiting/);
+    const json = JSON.parse((await cli("runs", "show", "c-1", "--json", ...where())).out) as { run: { runId: string }; entries: unknown[] };
+    expect(json.run.runId).toBe("c-1");
+    expect(json.entries.length).toBeGreaterThanOrEqual(3);
+    const missing = await cli("runs", "show", "nope", ...where());
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain("RunNotFoundError");
+  });
+
+  it("start checks the input against the workflow's code", async () => {
+    const id = `new-${where()[0]?.slice(2)}`;
+    expect((await cli("runs", "start", "order-flow", "--run-id", id, "--input", JSON.stringify(order("n")), ...where())).code).toBe(2); // no --workflows
+    const bad = await cli("runs", "start", "order-flow", "--run-id", id, "--input", '{"orderId":""}', "--workflows", module, ...where());
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("InvalidInputError");
+    expect(bad.err).toContain("sku");
+    const ok = await cli("runs", "start", "order-flow", "--run-id", id, "--input", JSON.stringify(order("n")), "--workflows", module, ...where());
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out)).toMatchObject({ runId: id, created: true });
+    expect((await cli("runs", "show", id, "--json", ...where())).code).toBe(0);
+  });
+
+  it("signal delivers to the open wait; a payload that fails the schema is exit 1", async () => {
+    const bad = await cli("runs", "signal", "c-2", "approval", "--payload", '{"approved":"yes"}', "--workflows", module, ...where());
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("InvalidInputError");
+    const ok = await cli("runs", "signal", "c-2", "approval", "--payload", '{"approved":true,"approver":"cli"}', "--signal-id", "cli-1", "--workflows", module, ...where());
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out)).toMatchObject({ runId: "c-2", status: "delivered", waitId: "approval" });
+  });
+
+  it("cancel, then cancel again is exit 1", async () => {
+    expect((await cli("runs", "cancel", "c-3", ...where())).code).toBe(0);
+    expect(JSON.parse((await cli("runs", "show", "c-3", "--json", ...where())).out)).toMatchObject({ run: { status: "cancelled" } });
+    const again = await cli("runs", "cancel", "c-3", ...where());
+    expect(again.code).toBe(1);
+    expect(again.err).toContain("already finished");
+  });
+
+  it("history export", async () => {
+    const res = await cli("runs", "history", "export", "c-1", ...where());
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.out)).toMatchObject({ run: { runId: "c-1" } });
+  });
+});
+
+describe("waymark runs: help and errors", () => {
+  it("--help on every verb", async () => {
+    for (const verb of ["list", "show", "start", "signal", "cancel", "history"]) {
+      const res = await cli("runs", verb, "--help");
+      expect(res.code).toBe(0);
+      expect(res.out).toContain(`waymark runs ${verb}`);
+    }
+    expect((await cli("runs", "--help")).out).toContain("waymark runs list");
+    expect((await cli("--help")).out).toContain("waymark dev <module>");
+    expect((await cli("dev", "--help")).out).toContain("tsx");
+    expect((await cli("dashboard", "--help")).out).toContain("--table");
+    expect((await cli("runs", "frobnicate")).code).toBe(2);
+  });
+
+  it("an unreachable journal is exit 3 with what to do", async () => {
+    const noFile = await cli("runs", "list", "--file", join(dir, "missing.db"));
+    expect(noFile.code).toBe(3);
+    expect(noFile.err).toContain("no journal at");
+    const noTable = await cli("runs", "list", "--table", "no-such-table");
+    expect(noTable.code).toBe(3);
+    expect(noTable.err).toContain('no DynamoDB table "no-such-table"');
+    expect((await cli("runs", "list", "--file", file, "--table", table)).code).toBe(2);
+  });
+
+  it("starting in a table without a wake queue says how the run will be woken", async () => {
+    const res = await cli("runs", "start", "order-flow", "--run-id", "dy-note", "--input", JSON.stringify(order("d")), "--workflows", module, "--table", table);
+    expect(res.code).toBe(0);
+    expect(res.err).toContain("watchdog");
+  });
+});
