@@ -25,6 +25,7 @@ export { createLambdaHandler, UnsupportedEventError, type LambdaHandler } from "
 export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type AwsRuntimeOptions, type SecretReader } from "./runtime.ts";
 export { configFromEnv, ConfigurationError, ENV, type AwsRuntimeConfig } from "./config.ts";
 export { handleWakeBatch } from "./sqs-entry.ts";
+export { S3PayloadStore, type S3PayloadStoreOptions } from "./s3-payloads.ts";
 export { sweepOverdueRuns, type SweepResult } from "./watchdog.ts";
 export { handleFunctionUrl, toHttpRequest } from "./function-url.ts";
 export type * from "./lambda-types.ts";

@@ -16,6 +16,7 @@ import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
+import { isPayloadFault, loadRef, metaRef, type PayloadOptions, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
 
 export type InvocationResult =
@@ -58,6 +59,11 @@ export interface EngineOptions {
   maxValueBytes?: number;
   /** Mints approval links for `waitForSignal({ notify })`. */
   links?: ApprovalLinks;
+  /**
+   * Values over `inlineBytes` go to this store by reference, up to `maxBytes` (which then replaces
+   * `maxValueBytes`). Give the client the same options.
+   */
+  payloads?: PayloadOptions;
   log?: (entry: LogEntry) => void;
 }
 
@@ -92,9 +98,11 @@ interface Hold {
 export class Engine {
   private readonly ttl: number;
   private invocationSeq = 0;
+  private readonly payloads: Payloads | undefined;
 
   constructor(private readonly o: EngineOptions) {
     this.ttl = o.leaseTtlMs ?? 30_000;
+    this.payloads = o.payloads ? new Payloads(o.payloads) : undefined;
   }
 
   async invoke(runId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
@@ -169,7 +177,17 @@ export class Engine {
       if (err instanceof JournalFormatError) return this.finish(runId, token, { type: "failed", error: serializeError(err) });
       throw err;
     }
-    const input = validate(workflow.input, journal.run.input);
+    let recordedInput = journal.run.input;
+    const inputRef = metaRef(recordedInput);
+    if (inputRef) {
+      try {
+        recordedInput = await loadRef(this.payloads, inputRef);
+      } catch (err) {
+        if (isPayloadFault(err)) return this.finish(runId, token, { type: "failed", error: serializeError(err) });
+        throw err;
+      }
+    }
+    const input = validate(workflow.input, recordedInput);
     if (!input.success) {
       const err = new InvalidInputError(`run "${runId}": its recorded input no longer fits the workflow's schema`, zodIssues(input.error));
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
@@ -186,7 +204,7 @@ export class Engine {
       // expired by this process's own clock (a process frozen past its lease starts nothing).
       ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
       invocation: granted.invocations,
-      ...(this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
+      ...(this.payloads ? { payloads: this.payloads, maxValueBytes: this.payloads.maxBytes } : this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
       runCreatedAt: journal.run.createdAt,
@@ -206,6 +224,8 @@ export class Engine {
     if (outcome === "overdue") return this.abandon(runId, hold, execution);
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
     if (outcome.type === "aborted") {
+      // A value by reference that is gone or altered: no retry can mend it, the run fails.
+      if (isPayloadFault(outcome.error)) return this.finish(runId, token, { type: "failed", error: serializeError(outcome.error) });
       if (!outcome.leaseLost) throw outcome.error;
       // Lost an append race, or outlived the lease by our own clock (no renewal was refused):
       // free the run if the lease is still ours and have it continue at once, so the next
@@ -216,6 +236,11 @@ export class Engine {
         await this.o.wakes.schedule({ runId, at: clock.now(), reason: "continue", key: "continue" });
       }
       return { status: "lost-lease" };
+    }
+    if (outcome.type === "completed" && this.payloads) {
+      // A large run result goes by reference too (the meta item holds the input beside it).
+      const ref = await this.payloads.offload(runId, journal.run.createdAt, outcome.result);
+      if (ref) return this.finish(runId, token, outcome, toMetaRef(ref));
     }
     if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
     return this.suspend(runId, token, outcome.blockers, execution);
@@ -265,6 +290,8 @@ export class Engine {
     runId: string,
     token: number,
     outcome: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError },
+    /** What the meta record stores as the result, when not the result itself (a reference). */
+    stored?: unknown,
   ): Promise<InvocationResult> {
     const now = this.o.clock.now();
     let ok: boolean;
@@ -272,7 +299,7 @@ export class Engine {
       ok = await this.o.store.finishRun(
         runId,
         outcome.type === "completed"
-          ? { now, status: "completed", result: outcome.result, token }
+          ? { now, status: "completed", result: stored ?? outcome.result, token }
           : { now, status: "failed", error: outcome.error, token },
       );
     } catch (err) {
