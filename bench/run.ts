@@ -23,6 +23,7 @@ import {
 } from "./scenarios.ts";
 import { type Sample, fmt, per, repeat, summarise, table } from "./stats.ts";
 import { STEPS, benchWorkflows } from "./workflows.ts";
+import { payloadBench, type PayloadBenchRow } from "./payloads.ts";
 
 const REPS = { runs: 7, warmup: 3 };
 
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "waymark-bench-"));
   const rows: Row[] = [];
   const memory: string[][] = [];
+  let payloadRows: PayloadBenchRow[] = [];
   try {
     const file = join(dir, "engine.db");
     const sqlite = sqliteEngine(file);
@@ -82,6 +84,9 @@ async function main(): Promise<void> {
     const inserts = await repeat(raw.measure, REPS);
     raw.close();
     rows.push({ label: "4. raw better-sqlite3 INSERT, one autocommit per row", unit: "ms/row", sample: per(inserts, STEPS), total: inserts.median });
+
+    // 5. A 1 MiB step result: inline vs by reference (S3 on the local peer, a directory).
+    payloadRows = await payloadBench(dir, REPS);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -111,6 +116,8 @@ async function main(): Promise<void> {
   console.log("  (createLocalRuntime adds per run, not per step: the wake-table claim and ack, and waitForRun's 10 ms poll.)");
   console.log(`\nMemory around one ${STEPS.toLocaleString("en")}-step run (collected just before it):`);
   console.log(table(["run", "heapUsed delta", "retained after gc", "RSS after"], memory));
+  console.log("\n5. A 1 MiB step result, SQLite journal: written (invocation 1: run the step, suspend) and replayed (invocation 2: read it back, complete), ms");
+  console.log(table(["where the value goes", "write median", "write min", "replay median", "replay min"], payloadRows.map((r) => [r.label, fmt(r.write.median), fmt(r.write.min), fmt(r.replay.median), fmt(r.replay.min)])));
 }
 
 /** heapUsed growth across one run (garbage included), what survives a collection, and RSS. */

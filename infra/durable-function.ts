@@ -2,7 +2,7 @@
  * `DurableFunction`: one construct that deploys a Waymark workflow — its journal table, wake
  * queue, wake schedules, watchdog, webhook and alarms — around one Lambda function.
  */
-import { CfnOutput, Duration, Names, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
+import { type CfnElement, CfnOutput, Duration, Names, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -12,12 +12,14 @@ import { type BundlingOptions, NodejsFunction, type NodejsFunctionProps } from "
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as scheduler from "aws-cdk-lib/aws-scheduler";
 import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { ENV, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
 import { DurableAlarms } from "./alarms.ts";
 import { durableBundling } from "./bundling.ts";
 import { journalTable } from "./journal-table.ts";
+import { payloadBucket } from "./payload-bucket.ts";
 import { durableFunctionStatements, schedulerDeliveryRole } from "./permissions.ts";
 import { Retention } from "./retention.ts";
 import { WakeQueues } from "./wake-queues.ts";
@@ -64,6 +66,17 @@ export interface DurableFunctionProps {
   readonly environment?: Readonly<Record<string, string>>;
   /** Bundling options, applied over the defaults in `bundling.ts`. */
   readonly bundling?: BundlingOptions;
+  /**
+   * Store step results, inputs, signal payloads and run results over `payloadInlineBytes` in an S3
+   * bucket the construct creates, instead of refusing them. @default true
+   */
+  readonly payloads?: boolean;
+  /** Values over this many JSON bytes go to the bucket → `WAYMARK_PAYLOAD_INLINE_BYTES`. @default 64 KiB */
+  readonly payloadInlineBytes?: number;
+  /** Values over this many JSON bytes are refused, once → `WAYMARK_PAYLOAD_MAX_BYTES`. @default 16 MiB */
+  readonly payloadMaxBytes?: number;
+  /** The longest a run stays in flight: payload objects expire this long plus `retentionDays` after they are written. @default 365 days */
+  readonly maxRunDuration?: Duration;
   /** Escape hatch: any other function property, applied last. */
   readonly functionProps?: Partial<NodejsFunctionProps>;
 }
@@ -86,6 +99,8 @@ export interface DurableFunctionProps {
  */
 export class DurableFunction extends Construct {
   readonly table: dynamodb.TableV2;
+  /** Values stored by reference; undefined with `payloads: false`. */
+  readonly payloadBucket: s3.Bucket | undefined;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly function: NodejsFunction;
@@ -114,6 +129,8 @@ export class DurableFunction extends Construct {
     }
 
     this.table = journalTable(this, "Journal", removalPolicy);
+    const maxRunDays = (props.maxRunDuration ?? Duration.days(365)).toDays();
+    this.payloadBucket = props.payloads === false ? undefined : payloadBucket(this, "Payloads", { retentionDays, maxRunDays, removalPolicy });
     const queues = new WakeQueues(this, "Wakes", { functionTimeout: timeout, maxReceiveCount: props.maxReceiveCount ?? 10 });
     this.queue = queues.queue;
     this.deadLetterQueue = queues.deadLetterQueue;
@@ -150,6 +167,7 @@ export class DurableFunction extends Construct {
       scheduleGroup: this.scheduleGroup,
       schedulerRole: this.schedulerRole,
       secret: this.webhookSecret,
+      payloadBucket: this.payloadBucket,
     })) {
       this.role.addToPrincipalPolicy(statement);
     }
@@ -221,6 +239,9 @@ export class DurableFunction extends Construct {
     if (props.maxInvocationsPerRun !== undefined) env[ENV.maxInvocations] = String(props.maxInvocationsPerRun);
     if (this.webhookSecret) env[ENV.webhookSecretArn] = this.webhookSecret.secretArn;
     if (props.publicUrl !== undefined) env[ENV.publicUrl] = props.publicUrl;
+    if (this.payloadBucket) env[ENV.payloadBucket] = this.payloadBucket.bucketName;
+    if (props.payloadInlineBytes !== undefined) env[ENV.payloadInlineBytes] = String(props.payloadInlineBytes);
+    if (props.payloadMaxBytes !== undefined) env[ENV.payloadMaxBytes] = String(props.payloadMaxBytes);
     return env;
   }
 
@@ -232,6 +253,17 @@ export class DurableFunction extends Construct {
       id: `AwsSolutions-IAM5[Resource::${schedules}]`,
       reason: "Wake schedules are named per run and wake at run time (scheduleName(runId, key)); the grant is every schedule of this function's own group and nothing else",
     });
+    if (this.payloadBucket) {
+      const bucketId = stack.resolve(stack.getLogicalId(this.payloadBucket.node.defaultChild as CfnElement)) as string;
+      Validations.of(this.role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/runs/*]`,
+        reason: "Payload objects are named by run and content hash at run time (runs/<runId>/<createdAt>/<sha256>); the grant is PutObject and GetObject under that prefix of this function's own bucket",
+      });
+      Validations.of(this.payloadBucket).acknowledge({
+        id: "AwsSolutions-S1",
+        reason: "Only this function's role reads or writes the bucket (private, TLS only); every object is named in the journal with its hash. Turn on access logs or CloudTrail data events to an audit bucket of your own if needed",
+      });
+    }
     Validations.of(this.function).acknowledge({
       id: "AwsSolutions-L1",
       reason: "nodejs22.x on purpose: the runtime Waymark is tested on, and the floor of AWS SDK v3 releases from 2027; move with functionProps.runtime",

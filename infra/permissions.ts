@@ -5,6 +5,7 @@
  */
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as scheduler from "aws-cdk-lib/aws-scheduler";
 import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
@@ -19,6 +20,9 @@ export const INDEX_ACTIONS = ["dynamodb:Query"] as const;
 /** What `SchedulerWakes` sends: create a wake, read and move it on a conflict, delete it. */
 export const SCHEDULE_ACTIONS = ["scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"] as const;
 
+/** What `S3PayloadStore` sends: a write-once put and a get, under the payload prefix only. */
+export const PAYLOAD_ACTIONS = ["s3:PutObject", "s3:GetObject"] as const;
+
 export const SCHEDULER_PRINCIPAL = "scheduler.amazonaws.com";
 
 export interface DurableGrants {
@@ -27,6 +31,7 @@ export interface DurableGrants {
   scheduleGroup: scheduler.IScheduleGroup;
   schedulerRole: iam.IRole;
   secret: secretsmanager.ISecret | undefined;
+  payloadBucket?: s3.IBucket | undefined;
 }
 
 /**
@@ -66,6 +71,7 @@ export function durableFunctionStatements(stack: Stack, g: DurableGrants): iam.P
       conditions: { StringEquals: { "iam:PassedToService": SCHEDULER_PRINCIPAL } },
     }),
   ];
+  if (g.payloadBucket) statements.push(new iam.PolicyStatement({ sid: "Payloads", actions: [...PAYLOAD_ACTIONS], resources: [g.payloadBucket.arnForObjects("runs/*")] }));
   if (g.secret) statements.push(new iam.PolicyStatement({ sid: "ReadWebhookSecret", actions: ["secretsmanager:GetSecretValue"], resources: [g.secret.secretArn] }));
   return statements;
 }

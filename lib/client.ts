@@ -24,8 +24,9 @@ import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type Signal
 import { type Registry, workflowToStart } from "./core/registry.ts";
 import { journalIdOf } from "./core/incarnation.ts";
 import { zodIssues } from "./core/zod-issues.ts";
+import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
-import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
+import { type Clock, type JournalStore, type ListQuery, type PayloadRef, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 
 const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
 
@@ -34,6 +35,8 @@ export interface ClientOptions {
   wakes: WakeQueue;
   clock: Clock;
   workflows: Registry;
+  /** Inputs and signal payloads over `inlineBytes` go to this store by reference (the engine's options). */
+  payloads?: PayloadOptions;
 }
 
 export interface StartOptions<I> {
@@ -93,7 +96,11 @@ export function createClient(o: ClientOptions): Client {
 }
 
 export class Client {
-  constructor(private readonly o: ClientOptions) {}
+  private readonly payloads: Payloads | undefined;
+
+  constructor(private readonly o: ClientOptions) {
+    this.payloads = o.payloads ? new Payloads(o.payloads) : undefined;
+  }
 
   /** Starts a run, idempotently by run id. Throws `InvalidInputError` or `RunConflictError`. */
   async start<I>(workflow: AnyWorkflow | string, options: StartOptions<I>): Promise<StartResult> {
@@ -108,11 +115,14 @@ export class Client {
     const parsed = validate(def.input, input);
     if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(input, "input");
-    tooLarge(input, "input", DEFAULT_MAX_INPUT_BYTES);
+    if (metaRef(input)) throw new InvalidInputError("invalid input", [{ path: "input", message: "an object whose only key is $waymarkPayload is reserved for values stored by reference" }]);
+    tooLarge(input, "input", this.payloads?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES);
     const now = this.o.clock.now();
-    const { created, run } = await this.o.store.createRun({ runId, workflow: name, input, createdAt: now });
+    // Stored before the run exists (an orphan if createRun fails or finds the run: content-addressed, harmless).
+    const ref = await this.payloads?.offload(runId, now, input);
+    const { created, run } = await this.o.store.createRun({ runId, workflow: name, input: ref ? toMetaRef(ref) : input, createdAt: now });
     // After continueAsNew the run holds its latest input; a retried start is judged by workflow alone.
-    const sameStart = run.workflow === name && ((run.incarnation ?? 1) > 1 || canonicalJson(run.input) === canonicalJson(input));
+    const sameStart = run.workflow === name && ((run.incarnation ?? 1) > 1 || (await this.sameValue(run.input, input)));
     if (!created && !sameStart) throw new RunConflictError(runId);
     if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: now, reason: "start", key: "start" });
     return { runId, created, run };
@@ -133,7 +143,7 @@ export class Client {
       if (options.signalId !== undefined && waitId !== undefined) {
         // Only the same delivery again: the same id with another name or payload is a conflict.
         const prior = view?.signal(options.signalId);
-        if (prior && (prior.name !== name || canonicalJson(prior.payload) !== canonicalJson(payload))) throw new SignalConflictError(runId, options.signalId);
+        if (prior && (prior.name !== name || !(await this.sameValue(prior.payloadRef ?? prior.payload, payload, prior.payloadRef !== undefined)))) throw new SignalConflictError(runId, options.signalId);
         return { signalId: options.signalId, status: "delivered", waitId };
       }
       throw new RunFinishedError(runId, run.status);
@@ -145,7 +155,7 @@ export class Client {
     const parsed = validate(schema, payload);
     if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(payload, "payload");
-    tooLarge(payload, "payload", DEFAULT_MAX_VALUE_BYTES);
+    tooLarge(payload, "payload", this.payloads?.maxBytes ?? DEFAULT_MAX_VALUE_BYTES);
     const signalId = options.signalId ?? globalThis.crypto.randomUUID();
     if (!ID.test(signalId)) throw new InvalidInputError("invalid signal id", [{ path: "signalId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
 
@@ -161,12 +171,15 @@ export class Client {
       if (decided && decided.signalId !== signalId) throw new WaitResolvedError(runId, options.waitId, decision(decided));
     }
 
-    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, payload, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
+    // A large payload goes by reference, under this incarnation of the run id.
+    const ref = await this.payloads?.offload(runId, run.createdAt, payload);
+    const value = ref ? { payloadRef: ref } : { payload };
+    const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, ...value, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
     const journalId = journalIdOf(runId, run.incarnation);
     const put = await store.appendRecord(journalId, { key: keys.signal(signalId), body: record });
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
-      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || canonicalJson(existing.payload) !== canonicalJson(payload) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
+      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || !(await this.sameValue(existing.payloadRef ?? existing.payload, payload, existing.payloadRef !== undefined)) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
         throw new SignalConflictError(runId, signalId);
       }
     }
@@ -248,9 +261,17 @@ export class Client {
     return [...names].sort().flatMap((n) => workflowToStart(this.o.workflows, n) ?? []);
   }
 
-  /** The run's meta record. Throws `RunNotFoundError`. */
+  /**
+   * The run's meta record. Throws `RunNotFoundError`. An input or result stored by reference is
+   * read back (and checked against its hash); `list` and `history` show references as they are.
+   */
   async get(runId: string): Promise<RunMeta> {
-    return this.requireRun(runId);
+    const run = await this.requireRun(runId);
+    const inputRef = metaRef(run.input);
+    const resultRef = metaRef(run.result);
+    if (inputRef) run.input = await loadRef(this.payloads, inputRef);
+    if (resultRef) run.result = await loadRef(this.payloads, resultRef);
+    return run;
   }
 
   /** Runs, newest first, optionally by status. */
@@ -312,6 +333,18 @@ export class Client {
     const now = this.o.clock.now();
     await this.o.store.markDue(runId, now);
     await this.o.wakes.schedule({ runId, at: now, reason: "signal", key: "signal" });
+  }
+
+  /**
+   * Whether a stored value (inline, a meta reference, or a record's `payloadRef` when `isRef`) is
+   * `value`: by hash first, then by reading it back (the same value with its keys in another order).
+   */
+  private async sameValue(stored: unknown, value: unknown, isRef = false): Promise<boolean> {
+    const ref = isRef ? (stored as PayloadRef) : metaRef(stored);
+    if (!ref) return canonicalJson(stored) === canonicalJson(value);
+    const text = JSON.stringify(value);
+    if (text !== undefined && (await sha256Hex(new TextEncoder().encode(text))) === ref.sha256) return true;
+    return canonicalJson(await loadRef(this.payloads, ref)) === canonicalJson(value);
   }
 
   private async requireRun(runId: string): Promise<RunMeta> {

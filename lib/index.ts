@@ -50,3 +50,12 @@ export { Client, createClient, type ClientOptions, type HistoryEntry, type Signa
 export type * from "./ports.ts";
 export { systemClock, TERMINAL_STATUSES } from "./ports.ts";
 export type { JournalRecord, StepRecord, SignalRecord, ResolutionRecord, AttemptRecord } from "./core/records.ts";
+export {
+  DEFAULT_INLINE_PAYLOAD_BYTES,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  PayloadIntegrityError,
+  PayloadMissingError,
+  payloadKey,
+  runPayloadPrefix,
+  type PayloadOptions,
+} from "./core/payloads.ts";

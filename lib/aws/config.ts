@@ -29,6 +29,12 @@ export interface AwsRuntimeConfig {
   webhookSecretArn?: string;
   /** Public base URL of the webhook (the Function URL or a custom domain), for approval links. */
   publicUrl?: string;
+  /** The S3 bucket for values stored by reference (what the construct creates); none: values over the limit are refused. */
+  payloadBucket?: string;
+  /** Values over this many JSON bytes go to the bucket. Default 64 KiB. */
+  payloadInlineBytes?: number;
+  /** Values over this many JSON bytes are refused, once. Default 16 MiB. */
+  payloadMaxBytes?: number;
 }
 
 /** The environment variables, by setting. */
@@ -46,6 +52,9 @@ export const ENV = {
   webhookSecret: "WAYMARK_WEBHOOK_SECRET",
   webhookSecretArn: "WAYMARK_WEBHOOK_SECRET_ARN",
   publicUrl: "WAYMARK_PUBLIC_URL",
+  payloadBucket: "WAYMARK_PAYLOAD_BUCKET",
+  payloadInlineBytes: "WAYMARK_PAYLOAD_INLINE_BYTES",
+  payloadMaxBytes: "WAYMARK_PAYLOAD_MAX_BYTES",
 } as const;
 
 /** Reads the configuration; throws one {@link ConfigurationError} listing every problem. */
@@ -81,6 +90,10 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
   if (secret) config.webhookSecret = secret;
   if (secretArn) config.webhookSecretArn = secretArn;
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, "");
+  const payloadBucket = text("payloadBucket", false);
+  if (payloadBucket) config.payloadBucket = payloadBucket;
+  if (env[ENV.payloadInlineBytes]) config.payloadInlineBytes = num("payloadInlineBytes", 0);
+  if (env[ENV.payloadMaxBytes]) config.payloadMaxBytes = num("payloadMaxBytes", 0);
   if (problems.length > 0) throw new ConfigurationError(`Waymark's Lambda configuration is incomplete: ${problems.join("; ")}`);
   return config;
 }

@@ -26,6 +26,7 @@ export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type Aw
 export { configFromEnv, ConfigurationError, ENV, type AwsRuntimeConfig } from "./config.ts";
 export { handleWakeBatch } from "./sqs-entry.ts";
 export { METRIC, METRICS_NAMESPACE, DIMENSION } from "../observe/metrics.ts";
+export { S3PayloadStore, type S3PayloadStoreOptions } from "./s3-payloads.ts";
 export { sweepOverdueRuns, type SweepResult } from "./watchdog.ts";
 export { handleRetentionStream, isTtlRemove, TTL_PRINCIPAL, type RetentionTarget } from "./retention-stream.ts";
 export { deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";

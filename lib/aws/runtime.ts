@@ -5,6 +5,7 @@
 import type { SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { Engine, type LogEntry } from "../core/engine.ts";
@@ -22,6 +23,7 @@ import { SchedulerWakes } from "./scheduler-wakes.ts";
 import { secretsManagerSdk } from "./sdk.ts";
 import { SqsWakes } from "./sqs-wakes.ts";
 import { AwsWakeQueue } from "./wakes.ts";
+import { S3PayloadStore } from "./s3-payloads.ts";
 
 /** Reads the webhook secret (Secrets Manager by default). */
 export type SecretReader = (arn: string) => Promise<string>;
@@ -31,7 +33,7 @@ export interface AwsRuntimeOptions {
   /** Default: read from the environment the construct sets. */
   config?: AwsRuntimeConfig;
   /** Injected clients (tests, custom endpoints); the rest are created with defaults. */
-  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient };
+  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient; s3?: S3Client };
   readSecret?: SecretReader;
   clock?: Clock;
   /** Every structured entry, with its level (tests, custom sinks). Given alone, nothing is written to stdout. */
@@ -111,7 +113,15 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
   const wakes = new AwsWakeQueue({ sqs, scheduler, clock });
   const secret = config.webhookSecret ?? (config.webhookSecretArn ? await (o.readSecret ?? readSecretsManager)(config.webhookSecretArn) : undefined);
   const links = secret ? createApprovalLinks({ secret, ...(config.publicUrl ? { baseUrl: config.publicUrl } : {}) }) : undefined;
-  const ports = { store, wakes, clock, workflows };
+  // Values by reference go to the construct's bucket; S3's SDK loads on the first one.
+  const payloads = config.payloadBucket
+    ? {
+        store: new S3PayloadStore({ bucket: config.payloadBucket, ...(o.clients?.s3 ? { client: o.clients.s3 } : {}) }),
+        ...(config.payloadInlineBytes === undefined ? {} : { inlineBytes: config.payloadInlineBytes }),
+        ...(config.payloadMaxBytes === undefined ? {} : { maxBytes: config.payloadMaxBytes }),
+      }
+    : undefined;
+  const ports = { store, wakes, clock, workflows, ...(payloads ? { payloads } : {}) };
   const engine = new Engine({
     ...ports,
     ...(tracing ? { wakes: traceWakes(wakes, tracing), hooks: tracing.hooks } : {}),

@@ -6,18 +6,21 @@
  * `import { X } from "@aws-sdk/…"` anywhere in the adapters would load that client in the
  * Lambda's init, used or not. A dynamic `import()` stays where it is written. So: DynamoDB and
  * SQS load on the first invocation, the Scheduler only for the first wake past SQS's 15-minute
- * delay, Secrets Manager only when the webhook secret is read. Types are imported statically
+ * delay, Secrets Manager only when the webhook secret is read, S3 only when a value is first
+ * stored or read by reference. Types are imported statically
  * (`import type` costs nothing at run time).
  */
 type DynamoDbSdk = typeof import("@aws-sdk/client-dynamodb");
 type SqsSdk = typeof import("@aws-sdk/client-sqs");
 type SchedulerSdk = typeof import("@aws-sdk/client-scheduler");
 type SecretsManagerSdk = typeof import("@aws-sdk/client-secrets-manager");
+type S3Sdk = typeof import("@aws-sdk/client-s3");
 
 let dynamodb: Promise<DynamoDbSdk> | undefined;
 let sqs: Promise<SqsSdk> | undefined;
 let scheduler: Promise<SchedulerSdk> | undefined;
 let secretsManager: Promise<SecretsManagerSdk> | undefined;
+let s3: Promise<S3Sdk> | undefined;
 
 /** `@aws-sdk/client-dynamodb`, loaded once. */
 export function dynamodbSdk(): Promise<DynamoDbSdk> {
@@ -37,4 +40,9 @@ export function schedulerSdk(): Promise<SchedulerSdk> {
 /** `@aws-sdk/client-secrets-manager`, loaded once. */
 export function secretsManagerSdk(): Promise<SecretsManagerSdk> {
   return (secretsManager ??= import("@aws-sdk/client-secrets-manager"));
+}
+
+/** `@aws-sdk/client-s3`, loaded once (only when a payload is first stored or read by reference). */
+export function s3Sdk(): Promise<S3Sdk> {
+  return (s3 ??= import("@aws-sdk/client-s3"));
 }

@@ -18,6 +18,7 @@ import { journalIdOf } from "./incarnation.ts";
 import { DEFAULT_JOURNAL_LIMITS, JournalLimitError, type JournalLimits } from "./journal-limits.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
+import { isPayloadFault, loadRef, metaRef, type PayloadOptions, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
 
 export type InvocationResult =
@@ -76,6 +77,11 @@ export interface EngineOptions {
   /** Mints approval links for `waitForSignal({ notify })`. */
   links?: ApprovalLinks;
   /**
+   * Values over `inlineBytes` go to this store by reference, up to `maxBytes` (which then replaces
+   * `maxValueBytes`). Give the client the same options.
+   */
+  payloads?: PayloadOptions;
+  /**
    * How long one incarnation's journal may grow: past `warn*` a warning is logged; past `max*`
    * the run fails with `JournalLimitError` (end batches of work with `step.continueAsNew`).
    * Defaults: warn at 5,000 records or 4 MiB, fail past 50,000 records or 32 MiB.
@@ -127,9 +133,11 @@ interface Hold {
 export class Engine {
   private readonly ttl: number;
   private invocationSeq = 0;
+  private readonly payloads: Payloads | undefined;
 
   constructor(private readonly o: EngineOptions) {
     this.ttl = o.leaseTtlMs ?? 30_000;
+    this.payloads = o.payloads ? new Payloads(o.payloads) : undefined;
   }
 
   async invoke(runId: string, options: InvokeOptions = {}): Promise<InvocationResult> {
@@ -225,7 +233,17 @@ export class Engine {
       if (err instanceof JournalFormatError) return this.finish(runId, token, { type: "failed", error: serializeError(err) });
       throw err;
     }
-    const input = validate(workflow.input, journal.run.input);
+    let recordedInput = journal.run.input;
+    const inputRef = metaRef(recordedInput);
+    if (inputRef) {
+      try {
+        recordedInput = await loadRef(this.payloads, inputRef);
+      } catch (err) {
+        if (isPayloadFault(err)) return this.finish(runId, token, { type: "failed", error: serializeError(err) });
+        throw err;
+      }
+    }
+    const input = validate(workflow.input, recordedInput);
     if (!input.success) {
       const err = new InvalidInputError(`run "${runId}": its recorded input no longer fits the workflow's schema`, zodIssues(input.error));
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
@@ -254,7 +272,7 @@ export class Engine {
       // expired by this process's own clock (a process frozen past its lease starts nothing).
       ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
       invocation: granted.invocations,
-      ...(this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
+      ...(this.payloads ? { payloads: this.payloads, maxValueBytes: this.payloads.maxBytes } : this.o.maxValueBytes === undefined ? {} : { maxValueBytes: this.o.maxValueBytes }),
       ...(options.shouldYield ? { shouldYield: options.shouldYield } : {}),
       ...(this.o.links ? { links: this.o.links } : {}),
       runCreatedAt: journal.run.createdAt,
@@ -290,6 +308,8 @@ export class Engine {
     if (outcome === "overdue") return this.abandon(runId, hold, execution);
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
     if (outcome.type === "aborted") {
+      // A value by reference that is gone or altered: no retry can mend it, the run fails.
+      if (isPayloadFault(outcome.error)) return this.finish(runId, token, { type: "failed", error: serializeError(outcome.error) });
       if (!outcome.leaseLost) throw outcome.error;
       // Lost an append race, or outlived the lease by our own clock (no renewal was refused):
       // free the run if the lease is still ours and have it continue at once, so the next
@@ -303,6 +323,11 @@ export class Engine {
     }
     if (outcome.type === "continued") return this.continueAsNew(runId, token, incarnation, view, outcome.input);
     if (outcome.type === "cancelled") return this.finish(runId, token, outcome);
+    if (outcome.type === "completed" && this.payloads) {
+      // A large run result goes by reference too (the meta item holds the input beside it).
+      const ref = await this.payloads.offload(runId, journal.run.createdAt, outcome.result);
+      if (ref) return this.finish(runId, token, outcome, toMetaRef(ref));
+    }
     if (outcome.type !== "suspended") return this.finish(runId, token, outcome);
     return this.suspend(runId, token, outcome.blockers, execution, journalId, cancelReason === undefined ? runDeadline : undefined);
   }
@@ -387,6 +412,8 @@ export class Engine {
     runId: string,
     token: number,
     outcome: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string; result?: unknown },
+    /** What the meta record stores as the result, when not the result itself (a reference). */
+    stored?: unknown,
   ): Promise<InvocationResult> {
     const now = this.o.clock.now();
     let ok: boolean;
@@ -394,7 +421,7 @@ export class Engine {
       ok = await this.o.store.finishRun(
         runId,
         outcome.type === "completed"
-          ? { now, status: "completed", result: outcome.result, token }
+          ? { now, status: "completed", result: stored ?? outcome.result, token }
           : outcome.type === "cancelled"
             ? { now, status: "cancelled", error: serializeError(new CancelledError(outcome.reason)), token, ...(outcome.result === undefined ? {} : { result: outcome.result }) }
             : { now, status: "failed", error: outcome.error, token },

@@ -351,8 +351,14 @@ export class ValueTooLargeError extends WaymarkError {
     readonly what: string,
     readonly sizeBytes: number,
     readonly limitBytes: number,
+    /** `payloads`: over the hard cap of a runtime that stores large values by reference. */
+    readonly cap: "journal" | "payloads" = "journal",
   ) {
-    super(`${what} is ${sizeBytes} bytes as JSON, over the journal's limit of ${limitBytes} bytes; store large payloads elsewhere (S3) and journal a reference`);
+    super(
+      cap === "payloads"
+        ? `${what} is ${sizeBytes} bytes as JSON, over the cap of ${limitBytes} bytes for payloads stored by reference (payloads.maxBytes); return a smaller value, or a reference of your own`
+        : `${what} is ${sizeBytes} bytes as JSON, over the journal's limit of ${limitBytes} bytes; store large payloads elsewhere (S3) and journal a reference`,
+    );
   }
 }
 

@@ -248,7 +248,7 @@ export abstract class ExecutionState {
           assertJsonSafe(this.settled.value, "workflow result");
           const size = jsonBytes(this.settled.value);
           const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
-          if (size > limit) throw new ValueTooLargeError("the run's result", size, limit);
+          if (size > limit) throw new ValueTooLargeError("the run's result", size, limit, this.o.payloads ? "payloads" : "journal");
         } catch (err) {
           return { type: "failed", error: serializeError(err) };
         }

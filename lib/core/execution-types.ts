@@ -3,6 +3,7 @@ import type { ApprovalLinks, WakeReason } from "../ports.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import type { SerializedError } from "./errors.ts";
 import type { JournalView } from "./journal-view.ts";
+import type { Payloads } from "./payloads.ts";
 import type { JournalRecord, StepRecord, Unstamped } from "./records.ts";
 
 /** Something the run waits for; the earliest `wakeAt` among blockers is when to wake. */
@@ -68,6 +69,11 @@ export interface ExecutionOptions {
   invocation?: number;
   /** Largest step result, as JSON bytes, the journal takes. Default {@link DEFAULT_MAX_VALUE_BYTES}. */
   maxValueBytes?: number;
+  /**
+   * Where values over the inline threshold go by reference; `maxValueBytes` is then its hard cap
+   * (`payloads.maxBytes`). Without it, values over `maxValueBytes` are refused.
+   */
+  payloads?: Payloads;
   /** Mints the links `waitForSignal({ notify })` hands out. */
   links?: ApprovalLinks;
   /** The run's `createdAt`, which links are bound to (a later run reusing the id gets other links). */

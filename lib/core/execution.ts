@@ -17,6 +17,9 @@ import { serializeError } from "./error-codec.ts";
 import { CancelledError, InvalidInputError, NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
 import { ExecutionState, isTooLargeForStore, never, resultOf } from "./execution-state.ts";
 import type { Blocker } from "./execution-types.ts";
+import { Later, lazy } from "./lazy.ts";
+import { loadRef } from "./payloads.ts";
+import type { PayloadRef } from "../ports.ts";
 import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
 import { validate } from "./validate.ts";
 import { boundedMap, type MapFn, type MapOptions } from "./fan-out.ts";
@@ -45,10 +48,11 @@ export class Execution extends ExecutionState {
   protected stepApi(): Step {
     const api = {
       runId: this.o.runId,
-      run: (name, fn, options) => this.runStep(name, fn, options),
+      // Results kept by reference are read when the code awaits them, not before (lazy.ts).
+      run: (name, fn, options) => lazy(this.runStep(name, fn, options)),
       sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
       sleepUntil: (name, until) => this.sleep(name, () => (typeof until === "number" ? until : until.getTime())),
-      waitForSignal: (name, options) => this.wait(name, options),
+      waitForSignal: (name, options) => lazy(this.wait(name, options)),
       patched: (id: string) => {
         assertName("patch", id);
         // Old code already went past this point if the journal holds steps not reached yet.
@@ -75,14 +79,14 @@ export class Execution extends ExecutionState {
 
   // ---- step.run -------------------------------------------------------------------------
 
-  private async runStep<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> {
+  private async runStep<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T | Later<T>> {
     const stepId = this.nextId(name);
     if (this.done || this.fatal) return never(); // ended, or the code already diverged from the journal
     return this.runStepWithId(stepId, fn, options);
   }
 
   /** `ordered: false` for steps whose result no code awaits in order (a wait's `:notify`). */
-  private async runStepWithId<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions, ordered = true): Promise<T> {
+  private async runStepWithId<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions, ordered = true): Promise<T | Later<T>> {
     const recorded = this.o.journal.step(stepId);
     if (recorded) {
       if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
@@ -91,6 +95,7 @@ export class Execution extends ExecutionState {
       const turn = ordered && recorded.seq !== undefined ? this.order.turn(stepId) : undefined;
       if (turn) await turn;
       this.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
+      if (recorded.status === "ok" && recorded.resultRef) return this.later<T>(recorded.resultRef);
       return resultOf<T>(recorded);
     }
     if (this.o.replayOnly) return this.frontier(stepId, "run");
@@ -151,7 +156,7 @@ export class Execution extends ExecutionState {
           assertJsonSafe(value, `result of step "${stepId}"`);
           const size = jsonBytes(value);
           const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
-          if (size > limit) throw new ValueTooLargeError(`the result of step "${stepId}"`, size, limit);
+          if (size > limit) throw new ValueTooLargeError(`the result of step "${stepId}"`, size, limit, this.o.payloads ? "payloads" : "journal");
         } catch (err) {
           const error = serializeError(err);
           // Cancelled while running: the late result is not recorded as success, and no retry.
@@ -167,7 +172,10 @@ export class Execution extends ExecutionState {
           }
           continue;
         }
-        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "ok", result: value, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "completed", ordered);
+        const ref = await this.offload(value);
+        if (ref === null) return never(); // the payload store failed: the invocation is aborted
+        const stored = ref === undefined ? { result: value } : { resultRef: ref };
+        return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "ok", ...stored, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "completed", ordered, value);
       }
     } finally {
       written();
@@ -178,7 +186,7 @@ export class Execution extends ExecutionState {
    * Writes a finished step's record and hands its result over in delivery order. A record the
    * store refuses as too large (its own limit, below ours) fails the step instead, once.
    */
-  private async deliver<T>(body: Omit<Unstamped<RunStepRecord>, "seq">, written: () => void, outcome: "completed" | "failed", ordered: boolean): Promise<T> {
+  private async deliver<T>(body: Omit<Unstamped<RunStepRecord>, "seq">, written: () => void, outcome: "completed" | "failed", ordered: boolean, live?: T): Promise<T> {
     const seq = ordered ? this.order.take(body.stepId) : undefined;
     const withSeq: Unstamped<RunStepRecord> = seq === undefined ? body : { ...body, seq };
     const { record } = await this.write<RunStepRecord>(withSeq, "fence", (err) => {
@@ -192,6 +200,8 @@ export class Execution extends ExecutionState {
     const turn = this.order.turn(seq === undefined ? undefined : body.stepId);
     if (turn) await turn;
     this.emit({ stepId: body.stepId, kind: "run", outcome, attempt: body.attempts, durationMs: this.o.now() - body.startedAt });
+    // A result stored by reference is handed over as the live value, without reading it back.
+    if (record.status === "ok" && record.resultRef) return live as T;
     return resultOf<T>(record);
   }
 
@@ -263,7 +273,7 @@ export class Execution extends ExecutionState {
 
   // ---- step.waitForSignal ---------------------------------------------------------------
 
-  private async wait(name: string, options: WaitOptions | undefined): Promise<WaitResult<unknown>> {
+  private async wait(name: string, options: WaitOptions | undefined): Promise<WaitResult<unknown> | Later<WaitResult<unknown>>> {
     const stepId = this.nextId(name);
     const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     const schema = Object.hasOwn(this.o.workflow.signals, name) ? this.o.workflow.signals[name] : undefined;
@@ -319,7 +329,12 @@ export class Execution extends ExecutionState {
         return this.continueNow(stepId, `signal:${name}`);
       }
       if (!signal) return this.nondeterminism(stepId, `a resolution by signal ${resolution.signalId} with no such signal`, "a wait");
-      return { received: true, payload: parse(schema, signal.payload), signalId: signal.signalId, ...(signal.sender ? { sender: signal.sender } : {}) };
+      const sender = signal.sender ? { sender: signal.sender } : {};
+      if (signal.payloadRef) {
+        const payload = this.later<unknown>(signal.payloadRef);
+        return new Later(async () => ({ received: true as const, payload: parse(schema, await payload.load()), signalId: signal.signalId, ...sender }));
+      }
+      return { received: true, payload: parse(schema, signal.payload), signalId: signal.signalId, ...sender };
     }
     const waitRecord: Unstamped<StepRecord> = { type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }), ...summaryOf(options) };
     let written = recorded !== undefined;
@@ -360,6 +375,45 @@ export class Execution extends ExecutionState {
       undefined,
       false,
     );
+  }
+
+  // ---- values by reference (payloads.ts) ------------------------------------------------
+
+  /**
+   * Stores a step result over the inline threshold and returns its reference; `undefined` keeps
+   * it inline. A store that fails aborts the invocation (user code never sees it) and answers
+   * `null`: the transport retries the wake and the step runs again, as after a crash.
+   */
+  private async offload(value: unknown): Promise<PayloadRef | undefined | null> {
+    const payloads = this.o.payloads;
+    if (!payloads) return undefined;
+    try {
+      return await payloads.offload(this.o.runId, this.o.runCreatedAt, value);
+    } catch (err) {
+      this.abort(err, false);
+      return null;
+    }
+  }
+
+  /**
+   * A recorded value to read when the code awaits it. The read holds the execution open like a
+   * running step. A fault ends the invocation instead of reaching user code: a missing or altered
+   * object fails the run (the engine sees `PayloadMissingError`/`PayloadIntegrityError`), a store
+   * that cannot be reached is retried with the wake.
+   */
+  private later<T>(ref: PayloadRef): Later<T> {
+    return new Later<T>(async () => {
+      this.inflight++;
+      try {
+        return (await loadRef(this.o.payloads, ref)) as T;
+      } catch (err) {
+        this.abort(err, false);
+        return never<T>();
+      } finally {
+        this.inflight--;
+        this.checkQuiescent();
+      }
+    });
   }
 }
 

@@ -24,6 +24,9 @@ const SerializedErrorSchema = z.object({
   stack: z.string().optional(),
 });
 
+/** A value kept in the payload store instead of the record (see payloads.ts). */
+const PayloadRefSchema = z.object({ key: z.string(), sha256: z.string(), bytes: z.number().int().nonnegative() });
+
 const common = {
   v: z.literal(JOURNAL_VERSION),
   /** When the record was written (epoch ms, the writer's clock). */
@@ -41,6 +44,8 @@ export const RunStepRecord = z.object({
   stepId: z.string(),
   status: z.enum(["ok", "failed"]),
   result: z.unknown().optional(),
+  /** Set instead of `result` when the result is in the payload store. */
+  resultRef: PayloadRefSchema.optional(),
   error: SerializedErrorSchema.optional(),
   attempts: z.number().int().positive(),
   startedAt: z.number(),
@@ -102,7 +107,10 @@ export const SignalRecord = z.object({
   type: z.literal("signal"),
   signalId: z.string(),
   name: z.string(),
-  payload: z.unknown(),
+  /** Absent when the payload is in the payload store (`payloadRef`). */
+  payload: z.unknown().optional(),
+  /** Set instead of `payload` when the payload is in the payload store. */
+  payloadRef: PayloadRefSchema.optional(),
   /** Set when the signal was sent to one wait (e.g. through its approval link): no other wait may take it. */
   waitId: z.string().optional(),
   /** Absent in journals written before senders were recorded, and when nobody was named. */

@@ -20,6 +20,8 @@ import { SqliteWakeTable } from "./wake-table.ts";
 import type { Logger } from "../observe/logger.ts";
 import { entrySink } from "../observe/sinks.ts";
 import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
+import { DirPayloadStore, payloadDirFor } from "./dir-payloads.ts";
+import type { PayloadOptions } from "../core/payloads.ts";
 
 export interface LocalRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
@@ -50,6 +52,11 @@ export interface LocalRuntimeOptions {
   onInvocation?: (runId: string, result: InvocationResult) => void;
   /** The webhook secret (and public base URL) with which `waitForSignal({ notify })` mints approval links. */
   webhook?: ApprovalLinksOptions;
+  /**
+   * Store large values by reference in a directory: `true` for `<file>.payloads/` beside the
+   * journal with the default thresholds, or a directory and thresholds of your own.
+   */
+  payloads?: boolean | (Omit<PayloadOptions, "store"> & { dir?: string });
 }
 
 const ownerPrefix = `local:${hostname()}:`;
@@ -124,7 +131,9 @@ export class LocalRuntime {
       },
     });
     const workflows = createRegistry(o.workflows);
-    const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows };
+    const p = o.payloads === true ? {} : o.payloads || undefined;
+    const payloads = p ? { ...(p.inlineBytes === undefined ? {} : { inlineBytes: p.inlineBytes }), ...(p.maxBytes === undefined ? {} : { maxBytes: p.maxBytes }), store: new DirPayloadStore(p.dir ?? payloadDirFor(o.file ?? ".waymark/journal.db")) } : undefined;
+    const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
     this.log = o.log || o.logger ? entrySink({ ...(o.log ? { log: o.log } : {}), ...(o.logger ? { logger: o.logger } : {}) }) : undefined;
     const tracing = o.tracing === false ? undefined : createTracing(loadOpenTelemetry);
@@ -168,7 +177,7 @@ export class LocalRuntime {
     for (;;) {
       const run = await this.store.getRun(runId);
       if (!run) throw new RunNotFoundError(runId);
-      if (TERMINAL_STATUSES.has(run.status)) return run;
+      if (TERMINAL_STATUSES.has(run.status)) return this.client.get(runId); // values by reference read back
       if (Date.now() > deadline) throw new Error(`run "${runId}" still ${run.status} after ${options.timeoutMs ?? 60_000} ms`);
       await new Promise((r) => setTimeout(r, 10));
     }

@@ -8,6 +8,8 @@ import type { RunMeta } from "../ports.ts";
 import { drainDueWakes } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { MemoryJournalStore } from "./memory-store.ts";
+import { MemoryPayloadStore } from "./memory-payloads.ts";
+import type { PayloadOptions } from "../core/payloads.ts";
 import { MemoryWakeQueue } from "./memory-wakes.ts";
 import { VirtualClock } from "./virtual-clock.ts";
 
@@ -17,6 +19,11 @@ export interface TestRuntimeOptions {
   start?: Date;
   /** The webhook secret (and public base URL) with which `waitForSignal({ notify })` mints approval links. */
   webhook?: ApprovalLinksOptions;
+  /**
+   * Store large values by reference: `true` for a {@link MemoryPayloadStore} with the default
+   * thresholds, or thresholds of your own (and a store, if not the memory one).
+   */
+  payloads?: boolean | (Omit<PayloadOptions, "store"> & { store?: PayloadOptions["store"] });
 }
 
 
@@ -47,11 +54,16 @@ export class TestRuntime {
   readonly events: StepEvent[] = [];
   /** Every invocation's result, in order. */
   readonly invocations: Array<{ runId: string; result: InvocationResult }> = [];
+  /** The payload store values by reference go to, when `payloads` is on. */
+  readonly payloads: PayloadOptions["store"] | undefined;
 
   constructor(options: TestRuntimeOptions) {
     this.clock = new VirtualClock(options.start?.getTime());
     const workflows = createRegistry(options.workflows);
-    const ports = { store: this.store, wakes: this.wakes, clock: this.clock, workflows };
+    const p = options.payloads === true ? {} : options.payloads || undefined;
+    const payloads = p ? { ...p, store: p.store ?? new MemoryPayloadStore() } : undefined;
+    this.payloads = payloads?.store;
+    const ports = { store: this.store, wakes: this.wakes, clock: this.clock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
     this.engine = new Engine({ ...ports, owner: "test-runtime", leaseTtlMs: 60_000, ...(options.webhook ? { links: createApprovalLinks(options.webhook) } : {}) });
   }

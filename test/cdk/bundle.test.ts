@@ -59,7 +59,7 @@ describe("the bundle", () => {
   it("loads no SDK client when imported: every @aws-sdk import is a dynamic import(), made on first use", () => {
     const staticImports = [...code.matchAll(/\bfrom\s*["'](@aws-sdk\/[^"']+)["']/g)].map((m) => m[1]);
     expect(staticImports).toEqual([]);
-    for (const client of ["dynamodb", "sqs", "scheduler", "secrets-manager"]) expect(code).toContain(`import("@aws-sdk/client-${client}")`);
+    for (const client of ["dynamodb", "sqs", "scheduler", "secrets-manager", "s3"]) expect(code).toContain(`import("@aws-sdk/client-${client}")`);
   });
 });
 
@@ -87,6 +87,8 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
       [JSON.stringify(t.ref(t.durable.queue.queueArn))]: await arn(queueUrl),
       [JSON.stringify(t.ref(t.durable.deadLetterQueue.queueArn))]: await arn(dlqUrl),
       [JSON.stringify(t.ref(t.durable.schedulerRole.roleArn))]: "arn:aws:iam::000000000000:role/no-scheduler-here",
+      // No value here goes by reference: the bucket is named but never asked (its SDK never loads).
+      [JSON.stringify(t.ref(t.durable.payloadBucket?.bucketName ?? ""))]: "no-payloads-here",
     };
     env = { WAYMARK_DEMO_DIR: demoDir };
     for (const [key, value] of Object.entries(fnResource.Properties.Environment.Variables)) {

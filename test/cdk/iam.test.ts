@@ -46,6 +46,7 @@ describe("the function's role", () => {
         Resource: ref(schedulesInGroup(stack, durable.scheduleGroup)),
       }),
       allow({ Sid: "PassSchedulerRole", Action: "iam:PassRole", Resource: ref(durable.schedulerRole.roleArn), Condition: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } } }),
+      allow({ Sid: "Payloads", Action: ["s3:PutObject", "s3:GetObject"], Resource: { "Fn::Join": ["", [ref(durable.payloadBucket?.bucketArn ?? ""), "/runs/*"]] } }),
       allow({ Sid: "ReadWebhookSecret", Action: "secretsmanager:GetSecretValue", Resource: ref(durable.webhookSecret?.secretArn ?? "") }),
       // Added by the SQS event source: what Lambda's poller does with the role.
       allow({
@@ -126,6 +127,7 @@ async function requestsSentByLibAws(): Promise<Set<string>> {
     sqs: await import("@aws-sdk/client-sqs"),
     scheduler: await import("@aws-sdk/client-scheduler"),
     secretsmanager: await import("@aws-sdk/client-secrets-manager"),
+    s3: await import("@aws-sdk/client-s3"),
   };
   const actions = new Set<string>();
   for (const command of commands) {

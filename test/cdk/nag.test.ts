@@ -31,12 +31,15 @@ describe("cdk-nag AwsSolutions", () => {
     expect(findings(synthDurable({ webhook: false, removalPolicy: RemovalPolicy.DESTROY }))).toEqual([]);
   });
 
-  it("acknowledges exactly four findings, each with its reason", () => {
+  it("acknowledges exactly six findings, each with its reason", () => {
     const t = synthDurable();
     const acks = acknowledgements(t);
+    const bucketId = t.id(t.durable.payloadBucket ?? { node: {} });
     expect(acks.map((a) => [a.path, a.id])).toEqual([
+      ["Test/Orders/Payloads", "AwsSolutions-S1"], // private to this function, objects named in the journal
       ["Test/Orders/WebhookSecret", "AwsSolutions-SMG4"], // rotation would break every approval link already sent
       ["Test/Orders/FunctionRole", `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:eu-west-1:123456789012:schedule/${t.durable.scheduleGroup.scheduleGroupName}/*]`],
+      ["Test/Orders/FunctionRole", `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/runs/*]`], // objects named per run and hash
       ["Test/Orders/Function", "AwsSolutions-L1"], // nodejs22.x on purpose
       ["Test/Orders/Retention/Failures", "AwsSolutions-SQS3"], // it is the stream mapping's failure destination
     ]);

@@ -31,6 +31,8 @@ describe("DurableFunction: the resources", () => {
       "AWS::Lambda::Url": 1,
       "AWS::Lambda::Permission": 2, // the Function URL: InvokeFunctionUrl + InvokeFunction
       "AWS::CloudWatch::Alarm": 5,
+      "AWS::S3::Bucket": 1, // payloads by reference
+      "AWS::S3::BucketPolicy": 1, // TLS only
     });
   });
 });
@@ -113,6 +115,7 @@ describe("the function", () => {
       [ENV.schedulerDeadLetterArn]: ref(durable.deadLetterQueue.queueArn),
       [ENV.retentionDays]: "30",
       [ENV.webhookSecretArn]: ref(durable.webhookSecret?.secretArn ?? ""),
+      [ENV.payloadBucket]: ref(durable.payloadBucket?.bucketName ?? ""),
       NODE_OPTIONS: "--enable-source-maps",
     });
   });

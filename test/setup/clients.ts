@@ -3,6 +3,8 @@
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { s3PeerClient } from "./s3-peer.ts";
 import { inject } from "vitest";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "./local-aws.ts";
 
@@ -12,6 +14,8 @@ declare module "vitest" {
     dynamodbEndpoint: string;
     /** The in-process SQS emulator (`local-aws-sqs`). */
     sqsEndpoint: string;
+    /** s3rver, the local S3 peer (`s3-peer.ts`), with the bucket `PAYLOAD_BUCKET`. */
+    s3Endpoint: string;
   }
 }
 
@@ -23,6 +27,11 @@ export function localDynamoClient(config: DynamoDBClientConfig = {}): DynamoDBCl
 /** A client for this run's SQS emulator. */
 export function localSqsClient(): SQSClient {
   return new SQSClient({ endpoint: inject("sqsEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+}
+
+/** A client for this run's S3 peer. */
+export function localS3Client(): S3Client {
+  return s3PeerClient(inject("s3Endpoint"));
 }
 
 /** A name no other test file uses, for tables and queues. */

@@ -1,6 +1,6 @@
 /**
  * Vitest global setup: starts the local AWS peers once per test run and hands their endpoints
- * to the tests (`inject("dynamodbEndpoint")`, `inject("sqsEndpoint")`). Nothing is skipped when a
+ * to the tests (`inject("dynamodbEndpoint")`, `inject("sqsEndpoint")`, `inject("s3Endpoint")`). Nothing is skipped when a
  * peer is missing: a peer that cannot start fails the run, with the reason.
  */
 import type { Server } from "node:http";
@@ -8,16 +8,18 @@ import { createSqsServer } from "local-aws-sqs";
 import type { TestProject } from "vitest/node";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { LOCAL_REGION } from "./local-aws.ts";
+import { startS3Peer } from "./s3-peer.ts";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The SDK warns once per process that releases after January 2027 need Node 22 (known: the
   // Lambda targets nodejs22.x); test workers inherit this and stay quiet.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-  const [dynamodb, sqs] = await Promise.all([startDynamoDbLocal(), startSqs()]);
+  const [dynamodb, sqs, s3] = await Promise.all([startDynamoDbLocal(), startSqs(), startS3Peer()]);
   project.provide("dynamodbEndpoint", dynamodb.endpoint);
   project.provide("sqsEndpoint", sqs.endpoint);
+  project.provide("s3Endpoint", s3.endpoint);
   return async () => {
-    await Promise.all([dynamodb.stop(), sqs.stop()]);
+    await Promise.all([dynamodb.stop(), sqs.stop(), s3.stop()]);
   };
 }
 
