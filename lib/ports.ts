@@ -264,6 +264,11 @@ export interface PayloadStore {
   put(key: string, body: Uint8Array): Promise<void>;
   /** The stored bytes, or `undefined` when no object has that key (deleted, or never written). */
   get(key: string): Promise<Uint8Array | undefined>;
+  /**
+   * Deletes every object whose key starts with `prefix` (retention: one run incarnation's
+   * `runs/<runId>/<createdAt>/`). Idempotent. Optional: S3 leaves this to the bucket's lifecycle.
+   */
+  deletePrefix?(prefix: string): Promise<void>;
 }
 
 /** Time, so tests can skip it. */

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { PayloadStore } from "../ports.ts";
 
@@ -33,6 +33,12 @@ export class DirPayloadStore implements PayloadStore {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw err;
     }
+  }
+
+  /** Retention: removes one run incarnation's folder (`runs/<runId>/<createdAt>/`). */
+  async deletePrefix(prefix: string): Promise<void> {
+    if (!prefix.endsWith("/")) throw new RangeError(`deletePrefix takes a folder prefix ending in "/", not ${JSON.stringify(prefix)}`);
+    await rm(this.pathOf(prefix.slice(0, -1)), { recursive: true, force: true });
   }
 
   /** Each key segment as a file name: escaped, and never `.` or `..` (run ids may contain dots). */

@@ -21,7 +21,7 @@ import type { Logger } from "../observe/logger.ts";
 import { entrySink } from "../observe/sinks.ts";
 import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
 import { DirPayloadStore, payloadDirFor } from "./dir-payloads.ts";
-import type { PayloadOptions } from "../core/payloads.ts";
+import { runPayloadPrefix, type PayloadOptions } from "../core/payloads.ts";
 
 export interface LocalRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
@@ -111,6 +111,7 @@ export class LocalRuntime {
   readonly store: SqliteJournalStore;
   readonly wakes: SqliteWakeTable;
   readonly client: Client;
+  private readonly payloadStore: DirPayloadStore | undefined;
   readonly engine: Engine;
   private readonly db: ReturnType<typeof openLocalDatabase>;
   private running = false;
@@ -133,6 +134,7 @@ export class LocalRuntime {
     const workflows = createRegistry(o.workflows);
     const p = o.payloads === true ? {} : o.payloads || undefined;
     const payloads = p ? { ...(p.inlineBytes === undefined ? {} : { inlineBytes: p.inlineBytes }), ...(p.maxBytes === undefined ? {} : { maxBytes: p.maxBytes }), store: new DirPayloadStore(p.dir ?? payloadDirFor(o.file ?? ".waymark/journal.db")) } : undefined;
+    this.payloadStore = payloads?.store;
     const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
     this.log = o.log || o.logger ? entrySink({ ...(o.log ? { log: o.log } : {}), ...(o.logger ? { logger: o.logger } : {}) }) : undefined;
@@ -249,7 +251,10 @@ export class LocalRuntime {
     await this.wakeDeadOwners();
     const overdue = await this.store.listDueRuns(Date.now() - 1_000, 100);
     for (const run of overdue) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "watchdog" });
-    // A later PayloadStore deletes each purged incarnation's objects here.
-    for (const run of await this.store.purgeExpired(Date.now(), 100)) this.o.log?.({ event: "retention", runId: run.runId, createdAt: run.createdAt });
+    // Each purged run's values stored by reference go with it.
+    for (const run of await this.store.purgeExpired(Date.now(), 100)) {
+      await this.payloadStore?.deletePrefix?.(runPayloadPrefix(run.runId, run.createdAt));
+      this.o.log?.({ event: "retention", runId: run.runId, createdAt: run.createdAt });
+    }
   }
 }

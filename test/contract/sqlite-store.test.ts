@@ -173,6 +173,28 @@ function startRacer(file: string, owner: string, prefix: string, count: number) 
 }
 
 describe("the local runtime's watchdog and retention", () => {
+  it("deletes a purged run's values stored by reference with it (the directory beside the file)", async () => {
+    const { createLocalRuntime } = await import("../../lib/local/runtime.ts");
+    const { durable } = await import("../../lib/durable.ts");
+    const { z } = await import("zod");
+    const { existsSync, readdirSync } = await import("node:fs");
+    const { until } = await import("../support/until.ts");
+    const flow = durable({ name: "big-short-lived", input: z.object({}) }, async (_in, step) => step.run("blob", () => "b".repeat(100 * 1024)).then((b) => b.length));
+    const file = newFile();
+    const runtime = createLocalRuntime({ workflows: [flow], file, payloads: true, retentionDays: 300 / 86_400_000, watchdogIntervalMs: 50 });
+    runtime.start();
+    try {
+      await runtime.client.start(flow, { runId: "blob-1", input: {} });
+      await until("blob-1 to complete", async () => ((await runtime.store.getRun("blob-1"))?.status === "completed" ? true : undefined));
+      const runDir = join(`${file}.payloads`, "runs", "blob-1");
+      expect(readdirSync(runDir)).toHaveLength(1); // one incarnation's folder, holding the 100 KiB result
+      await until("blob-1 and its payloads to be purged", async () => ((await runtime.store.getRun("blob-1")) === undefined && readdirSync(runDir).length === 0 ? true : undefined), 10_000);
+      expect(existsSync(`${file}.payloads`)).toBe(true);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it("deletes a finished run once its retention has passed, with its records and wakes; the id then starts afresh", async () => {
     const { createLocalRuntime } = await import("../../lib/local/runtime.ts");
     const { durable } = await import("../../lib/durable.ts");
