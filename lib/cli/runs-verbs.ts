@@ -21,8 +21,9 @@ export const RUNS_HELP: Record<string, string> = {
   workflow's code is needed (--workflows, a module that exports it).`,
   signal: `waymark runs signal <runId> <name> --payload '<json>' --workflows <module> [--wait-id id] [--signal-id id] ${WHERE}
   Delivers a signal (checked against its schema). The same --signal-id twice is one signal.`,
-  cancel: `waymark runs cancel <runId> ${WHERE}
-  Marks a run that has not finished as cancelled.`,
+  cancel: `waymark runs cancel <runId> [--reason text] ${WHERE}
+  Asks a run to cancel: it gets CancelledError at its next wait (or out of the step it is running),
+  runs its compensations and ends cancelled with the reason. A run that never started ends at once.`,
   history: `waymark runs history export <runId> [--out file.json] [--file journal.db | --table name]
   The run's history as JSON, for waymark check --histories.`,
 };
@@ -69,6 +70,7 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
         payload: { type: "string" },
         "wait-id": { type: "string" },
         "signal-id": { type: "string" },
+        reason: { type: "string" },
         workflows: { type: "string", multiple: true },
       },
     });
@@ -121,12 +123,15 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
           return 0;
         }
         default: {
-          const cancelled = await client.cancel(a ?? "");
+          const cancelled = await client.cancel(a ?? "", values.reason === undefined ? {} : { reason: values.reason });
           if (!cancelled) {
             err(`waymark: run ${a} had already finished (${(await client.get(a ?? "")).status}); nothing changed`);
             return 1;
           }
-          out(JSON.stringify({ runId: a, status: "cancelled" }));
+          // A run that never started ends at once; any other ends after its compensations run.
+          const status = (await client.get(a ?? "")).status;
+          out(JSON.stringify({ runId: a, status: status === "cancelled" ? "cancelled" : "cancelling" }));
+          if (status !== "cancelled" && journal.note) err(`note: ${journal.note}`);
           return 0;
         }
       }

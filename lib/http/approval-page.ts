@@ -95,6 +95,7 @@ async function load(ctx: ApprovalPageContext, token: string): Promise<Loaded | H
 function closed(l: Loaded, status = 200): HttpResponse | undefined {
   const resolution = l.entries.find((e) => e.record?.type === "resolution" && e.record.stepId === l.claims.waitId)?.record;
   if (resolution?.type === "resolution") {
+    if (resolution.via === "cancelled") return message(status === 200 ? 410 : status, "Nothing left to decide", html`<p>This workflow run was cancelled (${time(resolution.at)}) while it waited for this answer; the request is closed.</p>`, l);
     if (resolution.via === "timeout") return message(status === 200 ? 410 : status, "This request has expired", html`<p>No answer came before the deadline (${time(resolution.at)}); the workflow went on without one.</p>`, l);
     const signal = l.entries.find((e) => e.record?.type === "signal" && e.record.signalId === resolution.signalId)?.record;
     const payload = signal?.type === "signal" ? signal.payload : undefined;

@@ -110,8 +110,17 @@ describe.each([
     expect(JSON.parse(ok.out)).toMatchObject({ runId: "c-2", status: "delivered", waitId: "approval" });
   });
 
-  it("cancel, then cancel again is exit 1", async () => {
-    expect((await cli("runs", "cancel", "c-3", ...where())).code).toBe(0);
+  it("cancel asks the run to cancel (journaled, with the reason); once the run has ended, cancel again is exit 1", async () => {
+    const first = await cli("runs", "cancel", "c-3", "--reason", "customer withdrew", ...where());
+    expect(first.code).toBe(0);
+    // The file's local runtime delivers the request (the order compensates); the table's copy of
+    // c-3 never ran (it was created there without an invocation), so it ends at once.
+    expect(JSON.parse(first.out)).toEqual({ runId: "c-3", status: expect.stringMatching(/^cancel(ling|led)$/) });
+    if (where()[0] === "--file") {
+      const shown = JSON.parse((await cli("runs", "show", "c-3", "--json", ...where())).out) as { entries: Array<{ key: string; record?: { reason?: string } }> };
+      expect(shown.entries.find((e) => e.key === "cancel")?.record?.reason).toBe("customer withdrew");
+      expect(await runtime.waitForRun("c-3", { timeoutMs: 10_000 })).toMatchObject({ status: "cancelled", error: { fields: { reason: "customer withdrew" } } });
+    }
     expect(JSON.parse((await cli("runs", "show", "c-3", "--json", ...where())).out)).toMatchObject({ run: { status: "cancelled" } });
     const again = await cli("runs", "cancel", "c-3", ...where());
     expect(again.code).toBe(1);
