@@ -42,7 +42,7 @@ ${await Promise.all(waits.map((w) => waitSection(ctx, run.runId, run.workflow, w
 <h2>Input</h2><pre class="mono">${JSON.stringify(run.input, null, 2)}</pre>
 ${run.status === "completed" ? html`<h2>Result</h2><pre class="mono">${JSON.stringify(run.result, null, 2) ?? ""}</pre>` : ""}
 <details><summary>Journal records (${entries.length})</summary>${entries.map((e) => html`<h3 class="mono" style="font-size:.85rem">${e.key}${e.lateFor ? ` (late for ${e.lateFor})` : ""}</h3><pre class="mono">${e.record ? JSON.stringify(e.record, null, 2) : `unreadable: ${e.unreadable ?? ""}`}</pre>`)}</details>
-${terminal ? "" : html`<h2>Cancel</h2><form method="post" action="${runHref(run.runId)}/cancel">${tokenField(ctx)}<p class="muted">Marks the run cancelled: it takes no more steps. Steps already done are not undone.</p><button type="submit" class="danger">Cancel run</button></form>`}
+${terminal ? "" : html`<h2>Cancel</h2><form method="post" action="${runHref(run.runId)}/cancel">${tokenField(ctx)}<p class="muted">Asks the run to cancel: it gets CancelledError at its next wait or step, runs its compensations, then ends cancelled.</p><button type="submit" class="danger">Cancel run</button></form>`}
 </main>`;
   return shell(ctx, status, `Run ${run.runId}`, body);
 }

@@ -80,7 +80,7 @@ describe("the dashboard", () => {
     expect(failed.status).toBe("failed");
     expect((await get("/ui/runs/run-03")).body).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt; rejected");
     expect((await post("/ui/runs/run-04/cancel", `_csrf=${token}`)).status).toBe(303);
-    expect((await runtime.client.get("run-04")).status).toBe("cancelled");
+    expect((await runtime.waitForRun("run-04", { timeoutMs: 10_000 })).status).toBe("cancelled");
     const started = await post("/ui/start", `_csrf=${token}&workflow=waits&runId=from-ui&f.note=hi`);
     expect(started).toMatchObject({ status: 303, headers: { location: "/ui/runs/from-ui" } });
     expect((await runtime.client.get("from-ui")).input).toEqual({ note: "hi" });
