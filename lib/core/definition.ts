@@ -5,6 +5,7 @@ import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
 import type { MapFn, MapOptions, MapOutcome } from "./fan-out.ts";
 import type { Saga } from "./saga.ts";
+import type { ChildOptions } from "./children.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
 /** Signals a workflow accepts, by name, each with the schema its payload must pass (zod, zod/mini or any Standard Schema library). */
@@ -199,6 +200,27 @@ export interface Step<S extends SignalMap = SignalMap, I = unknown> {
    */
   map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R>, options?: MapOptions & { failures?: "fail-fast" }): Promise<R[]>;
   map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R>, options: MapOptions & { failures: "collect" }): Promise<Array<MapOutcome<R>>>;
+  /**
+   * Starts a run of another workflow (a child) and waits for it: its result is this step's, its
+   * failure or cancellation a `ChildFailedError`. The child's run id derives from this run and
+   * step unless given, so a retry or replay never starts a second one; its end wakes this run.
+   * Cancelling this run while it waits cancels the child too (unless `cancelWithParent: false`).
+   *
+   * @example
+   * ```ts
+   * const receipt = await step.invoke("pay", paymentFlow, { input: { orderId, amount } });
+   * ```
+   */
+  invoke<CI, CO>(name: string, workflow: Workflow<CI, CO, SignalMap>, options: ChildOptions<CI>): Promise<CO>;
+  /**
+   * Starts a child run and goes on without waiting for it; returns its run id.
+   *
+   * @example
+   * ```ts
+   * const { runId } = await step.start("audit", auditFlow, { input: { orderId } });
+   * ```
+   */
+  start<CI>(name: string, workflow: Workflow<CI, unknown, SignalMap>, options: ChildOptions<CI>): Promise<{ runId: string }>;
   /** A saga: register compensations as you go, run them (newest first, as steps) to undo. See {@link Saga}. */
   saga(): Saga;
   /** The current time, the same on every replay. */
@@ -307,7 +329,10 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
   fn: WorkflowFn<StandardSchemaV1.InferOutput<IS>, O, S>,
 ): Workflow<StandardSchemaV1.InferOutput<IS>, O, S> {
   assertName("workflow", options.name);
-  for (const signal of Object.keys(options.signals ?? {})) assertName("signal", signal);
+  for (const signal of Object.keys(options.signals ?? {})) {
+    assertName("signal", signal);
+    if (signal.startsWith("__")) throw new WorkflowDefinitionError(`signal "${signal}": names starting with "__" are Waymark's own (a child's end is "__child")`);
+  }
   const version = options.version ?? 1;
   if (!Number.isSafeInteger(version) || version < 1) throw new WorkflowDefinitionError(`workflow "${options.name}": version must be a positive integer, not ${String(version)}`);
   return Object.freeze({

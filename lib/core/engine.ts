@@ -7,9 +7,11 @@ import type { AttemptHook, Blocker, StepEvent } from "./execution.ts";
 import { Execution } from "./execution.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
-import { CancelledError, InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
+import { CancelledError, InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, RunConflictError, type SerializedError, UnknownWorkflowError, ValueTooLargeError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
-import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, parseRecord } from "./records.ts";
+import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, type ParentRecord, parseRecord } from "./records.ts";
+import { CHILD_SIGNAL, type ChildOutcome, type ChildPort } from "./children.ts";
+import { TERMINAL_STATUSES } from "../ports.ts";
 import type { AcquireRequest, AcquireResult, AppendResult, ApprovalLinks, Clock, JournalStore, Lease, RunMeta, StoredRecord, SuspendUpdate, WakeQueue } from "../ports.ts";
 import { isTooLargeForStore } from "./execution-state.ts";
 import { jsonBytes } from "./json.ts";
@@ -268,6 +270,7 @@ export class Engine {
       now: () => clock.now(),
       append: (record) => this.append(runId, journalId, record),
       ...(cancelReason === undefined ? {} : { cancelReason }),
+      children: this.childPort(incarnation),
       // Owned while no renewal was refused, the deadline has not passed, and the lease has not
       // expired by this process's own clock (a process frozen past its lease starts nothing).
       ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
@@ -322,6 +325,10 @@ export class Engine {
       return { status: "lost-lease" };
     }
     if (outcome.type === "continued") return this.continueAsNew(runId, token, incarnation, view, outcome.input);
+    // A child's end goes to its parent first: if finishing fails, the next invocation ends the
+    // same way and delivers the same outcome again (same signal id: one signal).
+    const parent = view.parent();
+    if (parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await this.notifyParent(parent, runId, outcome);
     if (outcome.type === "cancelled") return this.finish(runId, token, outcome);
     if (outcome.type === "completed" && this.payloads) {
       // A large run result goes by reference too (the meta item holds the input beside it).
@@ -367,11 +374,67 @@ export class Engine {
     const { store, clock } = this.o;
     const next = incarnation + 1;
     for (const signal of view.unconsumedSignals()) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
+    const parent = view.parent();
+    if (parent) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(parent), body: parent });
     const ok = await store.continueRun(runId, token, { now: clock.now(), input, incarnation: next });
     if (!ok) return { status: "lost-lease" };
     this.o.log?.({ event: "continued", runId, incarnation: next });
     await this.o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "start" });
     return { status: "continued", incarnation: next };
+  }
+
+  /** What executions use to start and cancel children (children.ts), from a parent in `incarnation`. */
+  private childPort(incarnation: number): ChildPort {
+    const { store, clock, wakes } = this.o;
+    return {
+      start: async ({ workflow, runId, input, parent }) => {
+        const def = this.o.workflows.get(workflow);
+        if (!def) throw new UnknownWorkflowError(workflow);
+        const checked = validate(def.input, input);
+        if (!checked.success) throw new InvalidInputError(`invalid input for child workflow "${workflow}"`, zodIssues(checked.error));
+        const now = clock.now();
+        const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now });
+        if (!created && run.workflow !== workflow) throw new RunConflictError(runId);
+        if (parent) {
+          const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) };
+          const res = await store.appendRecord(runId, { key: keys.parent(), body });
+          const existing = res.written ? body : (res.existing.body as ParentRecord);
+          if (existing.runId !== parent.runId || existing.waitId !== parent.waitId) throw new RunConflictError(runId);
+        }
+        if (created || run.status === "pending") await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+        // Started by an earlier attempt of this step and already over: deliver its end again.
+        if (parent && TERMINAL_STATUSES.has(run.status)) {
+          const end = run.status === "completed" ? { type: "completed" as const, result: run.result } : run.status === "cancelled" ? { type: "cancelled" as const, reason: "" } : { type: "failed" as const, error: run.error ?? { name: "Error", message: "failed" } };
+          await this.notifyParent({ runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) }, runId, end, run.error);
+        }
+        return runId;
+      },
+      cancel: async (runId, reason) => {
+        const run = await store.getRun(runId);
+        if (!run || TERMINAL_STATUSES.has(run.status)) return;
+        await this.requestCancel(journalIdOf(runId, run.incarnation), reason);
+        await store.markDue(runId, clock.now());
+        await wakes.schedule({ runId, at: clock.now(), reason: "cancel", key: "cancel" });
+      },
+    };
+  }
+
+  /** Delivers a child's end to its parent's wait as a signal, and wakes the parent. Idempotent (one signal id per child). */
+  private async notifyParent(
+    parent: { runId: string; waitId: string; incarnation?: number },
+    childRunId: string,
+    end: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string },
+    error?: SerializedError,
+  ): Promise<void> {
+    const { store, clock, wakes } = this.o;
+    const now = clock.now();
+    const payload: ChildOutcome =
+      end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
+    const signalId = `child:${childRunId}`;
+    const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload, waitId: parent.waitId };
+    await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
+    await store.markDue(parent.runId, now);
+    await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
   }
 
   /** Journals a cancellation request (write-once: an earlier one's reason stands). */

@@ -307,6 +307,33 @@ export class CancelledError extends WaymarkError {
 }
 
 /**
+ * A child run (`step.invoke`) failed or was cancelled. Not retryable: the child already ran its
+ * course; catch it to compensate, or start another child.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await step.invoke("pay", paymentFlow, { input });
+ * } catch (err) {
+ *   if (err instanceof ChildFailedError) await saga.compensate();
+ *   throw err;
+ * }
+ * ```
+ */
+export class ChildFailedError extends WaymarkError {
+  override readonly name = "ChildFailedError" as const;
+  readonly retryable = false;
+  constructor(
+    readonly childRunId: string,
+    readonly status: "failed" | "cancelled",
+    /** The child's error, as journaled. */
+    readonly failure: SerializedError,
+  ) {
+    super(`child run "${childRunId}" ${status}: ${failure.name}: ${failure.message}`);
+  }
+}
+
+/**
  * An at-most-once step's body was started and never finished (its process died, or froze past its
  * lease): the body is not run again. Thrown into the workflow on every replay, so the workflow can
  * reconcile with the provider (look the operation up by its idempotency key) or compensate.

@@ -1,6 +1,7 @@
 /** What an {@link Execution} is given and what it ends in. */
 import type { ApprovalLinks, WakeReason } from "../ports.ts";
 import type { AnyWorkflow } from "./definition.ts";
+import type { ChildPort } from "./children.ts";
 import type { SerializedError } from "./errors.ts";
 import type { JournalView } from "./journal-view.ts";
 import type { Payloads } from "./payloads.ts";
@@ -63,6 +64,8 @@ export interface ExecutionOptions {
    * from: the run id in the first incarnation, `<runId>~<k>` after (see incarnation.ts). Default: `runId`.
    */
   journalId?: string;
+  /** Starts and cancels child runs (`step.invoke`, `step.start`). */
+  children?: ChildPort;
   /** The reason of a cancellation already requested when the execution starts. */
   cancelReason?: string;
   /** The run's grant count for this invocation, stamped on every record it writes. */

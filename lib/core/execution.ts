@@ -14,6 +14,7 @@ import { runAttempt } from "./attempt.ts";
 import { assertName, type Step, type StepRunContext, type StepRunOptions, type WaitOptions, type WaitResult } from "./definition.ts";
 import { parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
+import type { StandardSchemaV1 } from "./standard-schema.ts";
 import { CancelledError, InvalidInputError, NonDeterminismError, StepInterruptedError, ValueTooLargeError, WorkflowDefinitionError } from "./errors.ts";
 import { ExecutionState, isTooLargeForStore, never, resultOf } from "./execution-state.ts";
 import type { Blocker } from "./execution-types.ts";
@@ -24,6 +25,8 @@ import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonB
 import { validate } from "./validate.ts";
 import { boundedMap, type MapFn, type MapOptions } from "./fan-out.ts";
 import { createSaga } from "./saga.ts";
+import { CHILD_SIGNAL, childOutcomeSchema, type ChildHost, type ChildOptions, runChild } from "./children.ts";
+import type { AnyWorkflow } from "./definition.ts";
 import { zodIssues } from "./zod-issues.ts";
 import type { AttemptRecord, ResolutionRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "./records.ts";
 import { nextRetryAt, resolveRetry } from "./retry.ts";
@@ -69,6 +72,8 @@ export class Execution extends ExecutionState {
       continueAsNew: (input: unknown) => this.continueAsNew(input),
       map: ((name: string, items: readonly unknown[], fn: MapFn<unknown, unknown>, options?: MapOptions) => this.map(name, items, fn, options)) as Step["map"],
       saga: () => createSaga(api),
+      invoke: ((name: string, workflow: AnyWorkflow, options: ChildOptions<unknown>) => runChild(this.childHost(), name, workflow, options, true)) as Step["invoke"],
+      start: ((name: string, workflow: AnyWorkflow, options: ChildOptions<unknown>) => runChild(this.childHost(), name, workflow, options, false)) as Step["start"],
       now: () => new Date(this.values.now()),
       random: () => this.values.random(),
       uuid: () => this.values.uuid(),
@@ -205,6 +210,24 @@ export class Execution extends ExecutionState {
     return resultOf<T>(record);
   }
 
+  // ---- step.invoke / step.start (children.ts) ----------------------------------------------
+
+  private childHost(): ChildHost {
+    return {
+      runId: this.o.runId,
+      nextId: (name) => {
+        const id = this.nextId(name);
+        return this.done || this.fatal ? undefined : id;
+      },
+      step: (stepId, fn) => lazy(this.runStepWithId(stepId, fn, { retries: 1 }, false)),
+      wait: (stepId) => lazy(this.waitWithId(stepId, CHILD_SIGNAL, childOutcomeSchema, undefined)),
+      port: this.o.children,
+      onCancelled: (childRunId, cancelWithParent) => {
+        if (cancelWithParent && this.cancellation.wasDelivered) void this.o.children?.cancel(childRunId, `its parent was cancelled: ${this.cancellation.reason}`).catch(() => {});
+      },
+    };
+  }
+
   // ---- step.map -------------------------------------------------------------------------
 
   private async map(name: string, items: readonly unknown[], fn: MapFn<unknown, unknown>, options: MapOptions = {}): Promise<unknown> {
@@ -275,9 +298,14 @@ export class Execution extends ExecutionState {
 
   private async wait(name: string, options: WaitOptions | undefined): Promise<WaitResult<unknown> | Later<WaitResult<unknown>>> {
     const stepId = this.nextId(name);
-    const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     const schema = Object.hasOwn(this.o.workflow.signals, name) ? this.o.workflow.signals[name] : undefined;
     if (!schema) throw new WorkflowDefinitionError(`workflow "${this.o.workflow.name}" waits for signal "${name}" but does not declare it in durable({ signals })`);
+    return this.waitWithId(stepId, name, schema, options);
+  }
+
+  /** A wait with its id and schema decided: user signals, and a child run's outcome (children.ts). */
+  protected async waitWithId(stepId: string, name: string, schema: StandardSchemaV1, options: WaitOptions | undefined): Promise<WaitResult<unknown> | Later<WaitResult<unknown>>> {
+    const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
     if (this.done || this.fatal) return never(); // ended, or the code already diverged from the journal
     const recorded = this.o.journal.step(stepId);
     if (recorded && recorded.kind !== "wait") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a wait step");

@@ -1,6 +1,6 @@
 import type { StoredRecord } from "../ports.ts";
 import type { RecordedDelivery } from "./delivery-order.ts";
-import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord, CancelRecord } from "./records.ts";
+import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord, CancelRecord, ParentRecord } from "./records.ts";
 import { parseRecord } from "./records.ts";
 
 /** A signal as the journal holds it, with its audit mark. */
@@ -22,6 +22,7 @@ export class JournalView {
   private lastInvSuspended = false;
   private ownRecords = 0;
   private cancelRecord: CancelRecord | undefined;
+  private parentRecord: ParentRecord | undefined;
   private buffered: JournaledSignal[] | undefined;
 
   /** Throws `JournalFormatError` naming the first unreadable record. */
@@ -45,6 +46,9 @@ export class JournalView {
     switch (record.type) {
       case "cancel":
         this.cancelRecord = record;
+        break;
+      case "parent":
+        this.parentRecord = record;
         break;
       case "start": {
         const list = this.startsByStep.get(record.stepId) ?? [];
@@ -95,6 +99,11 @@ export class JournalView {
 
   attempts(stepId: string): readonly AttemptRecord[] {
     return this.attemptsByStep.get(stepId) ?? [];
+  }
+
+  /** The parent of a child run (`step.invoke`), if this run is one. */
+  parent(): ParentRecord | undefined {
+    return this.parentRecord;
   }
 
   /** The run's cancellation request, if one was made. */

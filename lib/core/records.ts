@@ -10,6 +10,7 @@
  *   signal#<signalId>      a delivered signal (write-once: idempotent delivery)
  *   start#<stepId>#<n>     attempt n of an at-most-once step is about to run its body
  *   cancel                 the run was asked to cancel, with the reason
+ *   parent                 a child run's parent and the wait its end resolves
  */
 import * as z from "./shape.ts";
 import { JournalFormatError } from "./errors.ts";
@@ -124,6 +125,15 @@ export const StartRecord = z.object({
   attempt: z.number().int().positive(),
 });
 
+/** In a child run's journal: the parent whose wait its end resolves (`step.invoke`). Key `parent`. */
+export const ParentRecord = z.object({
+  ...common,
+  type: z.literal("parent"),
+  runId: z.string(),
+  waitId: z.string(),
+  incarnation: z.number().int().positive().optional(),
+});
+
 /** A request to cancel the run (`client.cancel`, or the run's own timeout): write-once, key `cancel`. */
 export const CancelRecord = z.object({
   ...common,
@@ -142,8 +152,9 @@ export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
 export type SignalRecord = z.infer<typeof SignalRecord>;
 export type StartRecord = z.infer<typeof StartRecord>;
 export type CancelRecord = z.infer<typeof CancelRecord>;
+export type ParentRecord = z.infer<typeof ParentRecord>;
 export type SignalSender = z.infer<typeof SignalSender>;
-export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord;
+export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord | ParentRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;
 
@@ -154,6 +165,7 @@ export const keys = {
   signal: (signalId: string) => `signal#${signalId}`,
   start: (stepId: string, n: number) => `start#${stepId}#${n}`,
   cancel: () => "cancel",
+  parent: () => "parent",
 };
 
 /** The key a record is stored under. */
@@ -171,6 +183,8 @@ export function keyOf(r: JournalRecord): string {
       return keys.start(r.stepId, r.attempt);
     case "cancel":
       return keys.cancel();
+    case "parent":
+      return keys.parent();
   }
 }
 
@@ -189,6 +203,8 @@ function schemaFor(body: unknown) {
       return StartRecord;
     case "cancel":
       return CancelRecord;
+    case "parent":
+      return ParentRecord;
     default:
       return undefined;
   }
