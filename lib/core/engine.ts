@@ -3,112 +3,25 @@
  * execute the workflow against it, and persist how it ended. Transports (the local timer loop,
  * the SQS batch, the test runtime) all call {@link Engine.invoke} with a run id.
  */
-import type { AttemptHook, Blocker, StepEvent } from "./execution.ts";
+import type { Blocker } from "./execution.ts";
 import { Execution } from "./execution.ts";
-import type { AnyWorkflow } from "./definition.ts";
 import { serializeError } from "./error-codec.ts";
-import { CancelledError, InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, RunConflictError, type SerializedError, UnknownWorkflowError, ValueTooLargeError } from "./errors.ts";
+import { CancelledError, InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
-import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, type ParentRecord, parseRecord } from "./records.ts";
-import { CHILD_SIGNAL, type ChildOutcome, type ChildPort } from "./children.ts";
-import { TERMINAL_STATUSES } from "../ports.ts";
-import type { AcquireRequest, AcquireResult, AppendResult, ApprovalLinks, Clock, JournalStore, Lease, RunMeta, StoredRecord, SuspendUpdate, WakeQueue } from "../ports.ts";
+import { type JournalRecord, keyOf, keys, parseRecord } from "./records.ts";
+import type { AcquireRequest, AcquireResult, AppendResult, RunMeta, SuspendUpdate } from "../ports.ts";
 import { isTooLargeForStore } from "./execution-state.ts";
 import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import { journalIdOf } from "./incarnation.ts";
-import { DEFAULT_JOURNAL_LIMITS, JournalLimitError, type JournalLimits } from "./journal-limits.ts";
-import type { Registry } from "./registry.ts";
+import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
+import { childPort, notifyParent, requestCancel } from "./engine-runs.ts";
 import { zodIssues } from "./zod-issues.ts";
-import { isPayloadFault, loadRef, metaRef, type PayloadOptions, Payloads, toMetaRef } from "./payloads.ts";
+import { isPayloadFault, loadRef, metaRef, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
 
-export type InvocationResult =
-  | { status: "completed"; result: unknown }
-  | { status: "failed"; error: SerializedError }
-  | { status: "suspended"; wakeAt: number | undefined; waitingFor: string }
-  /** Another invocation holds the lease; it will finish the work. */
-  | { status: "busy" }
-  | { status: "missing" }
-  /** The run had already finished; nothing to do. */
-  | { status: "finished" }
-  /** The lease was lost mid-invocation (expired, taken, lost an append race, or the run was cancelled). */
-  | { status: "lost-lease" }
-  /**
-   * The invocation passed its deadline with work still in flight (a step body that does not
-   * return, a Lambda about to time out): it gave up the run, which is woken again once its lease
-   * lapses, so one stuck run never holds a worker or a batch.
-   */
-  | { status: "abandoned"; wakeAt: number }
-  /** Cancelled (`client.cancel`, or the run's timeout), after the workflow's compensations. */
-  | { status: "cancelled"; reason: string }
-  /** `step.continueAsNew`: the run starts afresh as this incarnation, woken at once. */
-  | { status: "continued"; incarnation: number }
-  /** The run's workflow is not hosted by this deployment: it waits (backing off) for one that does. */
-  | { status: "unhosted"; workflow: string; wakeAt: number };
-
-/** A structured log line. */
-export type LogEntry = Record<string, unknown> & { event: string; runId: string };
-
-/**
- * What the host wraps around the engine's work (tracing). Both are optional; each must call
- * `body` once and return what it returns.
- */
-export interface EngineHooks {
-  /** Around one invocation of a run, from taking the lease to its outcome. */
-  invocation?: <T>(runId: string, options: InvokeOptions, body: () => Promise<T>) => Promise<T>;
-  /** Around one attempt of a step body. */
-  attempt?: AttemptHook;
-}
-
-export interface EngineOptions {
-  store: JournalStore;
-  wakes: WakeQueue;
-  clock: Clock;
-  workflows: Registry;
-  /** Identifies this process in leases; each invocation adds a suffix of its own. */
-  owner: string;
-  /** Lease length; renewed at a third of it while the invocation runs. Default 30 s. */
-  leaseTtlMs?: number;
-  /** Invocations one run may take before it fails (a guard against runaway self-wakes). Default 10,000. */
-  maxInvocations?: number;
-  /** Longest one invocation may hold a run before it gives it up (`abandoned`). Default 15 minutes. */
-  maxInvocationMs?: number;
-  /** Largest step result, as JSON bytes, the journal takes. Default 256 KiB. */
-  maxValueBytes?: number;
-  /** Mints approval links for `waitForSignal({ notify })`. */
-  links?: ApprovalLinks;
-  /**
-   * Values over `inlineBytes` go to this store by reference, up to `maxBytes` (which then replaces
-   * `maxValueBytes`). Give the client the same options.
-   */
-  payloads?: PayloadOptions;
-  /**
-   * How long one incarnation's journal may grow: past `warn*` a warning is logged; past `max*`
-   * the run fails with `JournalLimitError` (end batches of work with `step.continueAsNew`).
-   * Defaults: warn at 5,000 records or 4 MiB, fail past 50,000 records or 32 MiB.
-   */
-  journalLimits?: Partial<JournalLimits>;
-  /**
-   * Structured lines: `invocation` (with the run's counts: steps executed and replayed,
-   * retries, invocations used of the budget, and the run's duration once it ends), `step` (new
-   * steps only), `log` (`step.log`, once), `abandoned`, `unhosted`.
-   */
-  log?: (entry: LogEntry) => void;
-  hooks?: EngineHooks;
-}
-
-export interface InvokeOptions {
-  /** Checkpoint instead of starting another step (e.g. Lambda time running out). */
-  shouldYield?: () => boolean;
-  /** Give the run up at this time (epoch ms, the engine's clock) if it has not ended by then. */
-  deadline?: number;
-  /** Decides whether a held lease may be taken over (e.g. its local owner process is dead). */
-  mayBreak?: (lease: Lease) => boolean;
-  onStep?: (event: StepEvent) => void;
-  /** W3C `traceparent` of what caused this invocation (a wake's), for the invocation hook. */
-  traceparent?: string;
-}
+export type { EngineHooks, EngineOptions, InvocationResult, InvokeOptions, LogEntry } from "./engine-types.ts";
+import type { EngineOptions, InvocationResult, InvokeOptions } from "./engine-types.ts";
 
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
 const RETRY_AFTER_FAULT_MS = 5_000;
@@ -253,13 +166,13 @@ export class Engine {
 
     const incarnation = journal.run.incarnation ?? 1;
     const journalId = journalIdOf(runId, incarnation);
-    const limit = this.journalLimit(runId, journal.records);
+    const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log);
     if (limit) return this.finish(runId, token, { type: "failed", error: serializeError(limit) });
     // A whole-run deadline (`durable({ timeout })`) is a cancellation like any other, journaled once.
     const runDeadline = workflow.timeoutMs === undefined ? undefined : journal.run.createdAt + workflow.timeoutMs;
     let cancelReason = view.cancel()?.reason;
     if (cancelReason === undefined && runDeadline !== undefined && clock.now() >= runDeadline) {
-      cancelReason = await this.requestCancel(journalId, `the run passed its timeout of ${workflow.timeoutMs} ms`);
+      cancelReason = await requestCancel(this.o, journalId, `the run passed its timeout of ${workflow.timeoutMs} ms`);
     }
     const execution = new Execution({
       runId,
@@ -270,7 +183,7 @@ export class Engine {
       now: () => clock.now(),
       append: (record) => this.append(runId, journalId, record),
       ...(cancelReason === undefined ? {} : { cancelReason }),
-      children: this.childPort(incarnation),
+      children: childPort(this.o, incarnation),
       // Owned while no renewal was refused, the deadline has not passed, and the lease has not
       // expired by this process's own clock (a process frozen past its lease starts nothing).
       ownsLease: () => !hold.lost && !hold.abandoned && clock.now() < hold.expiresAt,
@@ -328,7 +241,7 @@ export class Engine {
     // A child's end goes to its parent first: if finishing fails, the next invocation ends the
     // same way and delivers the same outcome again (same signal id: one signal).
     const parent = view.parent();
-    if (parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await this.notifyParent(parent, runId, outcome);
+    if (parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await notifyParent(this.o, parent, runId, outcome);
     if (outcome.type === "cancelled") return this.finish(runId, token, outcome);
     if (outcome.type === "completed" && this.payloads) {
       // A large run result goes by reference too (the meta item holds the input beside it).
@@ -381,79 +294,6 @@ export class Engine {
     this.o.log?.({ event: "continued", runId, incarnation: next });
     await this.o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "start" });
     return { status: "continued", incarnation: next };
-  }
-
-  /** What executions use to start and cancel children (children.ts), from a parent in `incarnation`. */
-  private childPort(incarnation: number): ChildPort {
-    const { store, clock, wakes } = this.o;
-    return {
-      start: async ({ workflow, runId, input, parent }) => {
-        const def = this.o.workflows.get(workflow);
-        if (!def) throw new UnknownWorkflowError(workflow);
-        const checked = validate(def.input, input);
-        if (!checked.success) throw new InvalidInputError(`invalid input for child workflow "${workflow}"`, zodIssues(checked.error));
-        const now = clock.now();
-        const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now });
-        if (!created && run.workflow !== workflow) throw new RunConflictError(runId);
-        if (parent) {
-          const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) };
-          const res = await store.appendRecord(runId, { key: keys.parent(), body });
-          const existing = res.written ? body : (res.existing.body as ParentRecord);
-          if (existing.runId !== parent.runId || existing.waitId !== parent.waitId) throw new RunConflictError(runId);
-        }
-        if (created || run.status === "pending") await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
-        // Started by an earlier attempt of this step and already over: deliver its end again.
-        if (parent && TERMINAL_STATUSES.has(run.status)) {
-          const end = run.status === "completed" ? { type: "completed" as const, result: run.result } : run.status === "cancelled" ? { type: "cancelled" as const, reason: "" } : { type: "failed" as const, error: run.error ?? { name: "Error", message: "failed" } };
-          await this.notifyParent({ runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) }, runId, end, run.error);
-        }
-        return runId;
-      },
-      cancel: async (runId, reason) => {
-        const run = await store.getRun(runId);
-        if (!run || TERMINAL_STATUSES.has(run.status)) return;
-        await this.requestCancel(journalIdOf(runId, run.incarnation), reason);
-        await store.markDue(runId, clock.now());
-        await wakes.schedule({ runId, at: clock.now(), reason: "cancel", key: "cancel" });
-      },
-    };
-  }
-
-  /** Delivers a child's end to its parent's wait as a signal, and wakes the parent. Idempotent (one signal id per child). */
-  private async notifyParent(
-    parent: { runId: string; waitId: string; incarnation?: number },
-    childRunId: string,
-    end: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string },
-    error?: SerializedError,
-  ): Promise<void> {
-    const { store, clock, wakes } = this.o;
-    const now = clock.now();
-    const payload: ChildOutcome =
-      end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
-    const signalId = `child:${childRunId}`;
-    const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload, waitId: parent.waitId };
-    await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
-    await store.markDue(parent.runId, now);
-    await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
-  }
-
-  /** Journals a cancellation request (write-once: an earlier one's reason stands). */
-  private async requestCancel(journalId: string, reason: string): Promise<string> {
-    const body = { v: JOURNAL_VERSION, at: this.o.clock.now(), type: "cancel", reason };
-    const res = await this.o.store.appendRecord(journalId, { key: keys.cancel(), body });
-    const existing = res.written ? undefined : (res.existing.body as { reason?: unknown }).reason;
-    return typeof existing === "string" ? existing : reason;
-  }
-
-  /** A journal past the hard limit fails the run, naming the way out; past the warning, a log line. */
-  private journalLimit(runId: string, records: readonly StoredRecord[]): JournalLimitError | undefined {
-    const limits = { ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits };
-    const bytes = records.length > limits.warnRecords / 10 ? jsonBytes(records) : 0; // small journals: not worth measuring
-    if (records.length > limits.maxRecords || bytes > limits.maxBytes) return new JournalLimitError(runId, records.length, bytes, limits);
-    if (records.length > limits.warnRecords || bytes > limits.warnBytes) {
-      this.o.log?.({ event: "journal-large", runId, records: records.length, bytes, level: "warn", hint: "end each batch of work with step.continueAsNew(input)" });
-    }
-    return undefined;
   }
 
   private async append(runId: string, journalId: string, record: JournalRecord): Promise<{ record: JournalRecord; won: boolean }> {

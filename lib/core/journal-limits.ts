@@ -4,6 +4,7 @@
  * make a run that does not say so (a warning) and then stop it, clearly, before it gets slow.
  */
 import { WaymarkError } from "./errors.ts";
+import { jsonBytes } from "./json.ts";
 
 export interface JournalLimits {
   warnRecords: number;
@@ -43,4 +44,22 @@ export class JournalLimitError extends WaymarkError {
         "end each batch of work with step.continueAsNew(input) to start the run afresh with a new journal",
     );
   }
+}
+
+/**
+ * The journal of one invocation against the limits: past the hard limit, the error that fails
+ * the run; past a warning threshold, a `journal-large` log line.
+ */
+export function checkJournalLimits(
+  limits: JournalLimits,
+  runId: string,
+  records: readonly unknown[],
+  log: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined,
+): JournalLimitError | undefined {
+  const bytes = records.length > limits.warnRecords / 10 ? jsonBytes(records) : 0; // small journals: not worth measuring
+  if (records.length > limits.maxRecords || bytes > limits.maxBytes) return new JournalLimitError(runId, records.length, bytes, limits);
+  if (records.length > limits.warnRecords || bytes > limits.warnBytes) {
+    log?.({ event: "journal-large", runId, records: records.length, bytes, level: "warn", hint: "end each batch of work with step.continueAsNew(input)" });
+  }
+  return undefined;
 }

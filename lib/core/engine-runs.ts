@@ -1,0 +1,86 @@
+/**
+ * What an invocation does to runs other than its own, and to its run's journal outside the
+ * workflow's steps: start and cancel children, deliver a child's end to its parent, journal a
+ * cancellation request. Plain functions over the ports, used by the engine.
+ */
+import { serializeError } from "./error-codec.ts";
+import { CancelledError, InvalidInputError, RunConflictError, type SerializedError, UnknownWorkflowError } from "./errors.ts";
+import { JOURNAL_VERSION, keys, type ParentRecord } from "./records.ts";
+import { CHILD_SIGNAL, type ChildOutcome, type ChildPort } from "./children.ts";
+import { type Clock, type JournalStore, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
+import { journalIdOf } from "./incarnation.ts";
+import type { Registry } from "./registry.ts";
+import { zodIssues } from "./zod-issues.ts";
+import { validate } from "./validate.ts";
+
+/** The ports these operations use. */
+export interface RunOps {
+  store: JournalStore;
+  clock: Clock;
+  wakes: WakeQueue;
+  workflows: Registry;
+}
+
+/** What executions use to start and cancel children (children.ts), from a parent in `incarnation`. */
+export function childPort(o: RunOps, incarnation: number): ChildPort {
+  const { store, clock, wakes } = o;
+  return {
+    start: async ({ workflow, runId, input, parent }) => {
+      const def = o.workflows.get(workflow);
+      if (!def) throw new UnknownWorkflowError(workflow);
+      const checked = validate(def.input, input);
+      if (!checked.success) throw new InvalidInputError(`invalid input for child workflow "${workflow}"`, zodIssues(checked.error));
+      const now = clock.now();
+      const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now });
+      if (!created && run.workflow !== workflow) throw new RunConflictError(runId);
+      if (parent) {
+        const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) };
+        const res = await store.appendRecord(runId, { key: keys.parent(), body });
+        const existing = res.written ? body : (res.existing.body as ParentRecord);
+        if (existing.runId !== parent.runId || existing.waitId !== parent.waitId) throw new RunConflictError(runId);
+      }
+      if (created || run.status === "pending") await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+      // Started by an earlier attempt of this step and already over: deliver its end again.
+      if (parent && TERMINAL_STATUSES.has(run.status)) {
+        const end = run.status === "completed" ? { type: "completed" as const, result: run.result } : run.status === "cancelled" ? { type: "cancelled" as const, reason: "" } : { type: "failed" as const, error: run.error ?? { name: "Error", message: "failed" } };
+        await notifyParent(o, { runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) }, runId, end, run.error);
+      }
+      return runId;
+    },
+    cancel: async (runId, reason) => {
+      const run = await store.getRun(runId);
+      if (!run || TERMINAL_STATUSES.has(run.status)) return;
+      await requestCancel(o, journalIdOf(runId, run.incarnation), reason);
+      await store.markDue(runId, clock.now());
+      await wakes.schedule({ runId, at: clock.now(), reason: "cancel", key: "cancel" });
+    },
+  };
+}
+
+/** Delivers a child's end to its parent's wait as a signal, and wakes the parent. Idempotent (one signal id per child). */
+export async function notifyParent(
+o: RunOps,
+  parent: { runId: string; waitId: string; incarnation?: number },
+  childRunId: string,
+  end: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string },
+  error?: SerializedError,
+): Promise<void> {
+  const { store, clock, wakes } = o;
+  const now = clock.now();
+  const payload: ChildOutcome =
+    end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
+  const signalId = `child:${childRunId}`;
+  const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload, waitId: parent.waitId };
+  await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
+  await store.markDue(parent.runId, now);
+  await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
+}
+
+/** Journals a cancellation request (write-once: an earlier one's reason stands). */
+export async function requestCancel(o: Pick<RunOps, "store" | "clock">, journalId: string, reason: string): Promise<string> {
+  const body = { v: JOURNAL_VERSION, at: o.clock.now(), type: "cancel", reason };
+  const res = await o.store.appendRecord(journalId, { key: keys.cancel(), body });
+  const existing = res.written ? undefined : (res.existing.body as { reason?: unknown }).reason;
+  return typeof existing === "string" ? existing : reason;
+}
+
