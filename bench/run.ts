@@ -134,6 +134,8 @@ async function memoryAround(run: () => Promise<unknown>): Promise<string[]> {
 
 await main();
 
+// step.map and child runs fanned out: bench/compose.ts.
+await import("./compose.ts");
 // Continue-as-new vs one growing journal: bench/continue-as-new.ts.
 await import("./continue-as-new.ts");
 // The AWS runtime (DynamoDB Local and the SQS emulator, started by it): bench/aws.ts.

@@ -1,4 +1,5 @@
 import type { StepRunContext } from "./definition.ts";
+import type { CancelSource } from "./cancellation.ts";
 import { StepTimeoutError } from "./errors.ts";
 
 /**
@@ -13,7 +14,7 @@ export async function runAttempt<T>(
   fn: (ctx: StepRunContext) => Promise<T> | T,
   attempt: number,
   timeoutMs: number | undefined,
-  cancel?: AbortSignal,
+  cancel?: CancelSource,
 ): Promise<T> {
   if (timeoutMs === undefined && cancel === undefined) {
     // Nothing can abort: create the signal only if the step asks for it.
@@ -28,7 +29,7 @@ export async function runAttempt<T>(
   }
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-  let onCancel: (() => void) | undefined;
+  let unsubscribe: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     if (timeoutMs !== undefined) {
       timer = setTimeout(() => {
@@ -38,12 +39,10 @@ export async function runAttempt<T>(
       }, timeoutMs);
     }
     if (cancel) {
-      onCancel = () => {
-        controller.abort(cancel.reason);
-        reject(cancel.reason);
-      };
-      if (cancel.aborted) onCancel();
-      else cancel.addEventListener("abort", onCancel, { once: true });
+      unsubscribe = cancel.subscribe((reason) => {
+        controller.abort(reason);
+        reject(reason);
+      });
     }
   });
   stopped.catch(() => {}); // settles after the race is decided, or never: not an unhandled rejection
@@ -51,6 +50,6 @@ export async function runAttempt<T>(
     return await Promise.race([Promise.resolve().then(() => fn({ idempotencyKey, attempt, signal: controller.signal })), stopped]);
   } finally {
     clearTimeout(timer);
-    if (onCancel) cancel?.removeEventListener("abort", onCancel);
+    unsubscribe?.();
   }
 }

@@ -8,10 +8,18 @@
  */
 import { CancelledError } from "./errors.ts";
 
+/** What a step attempt listens to for the run's cancellation (see attempt.ts). */
+export interface CancelSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** Calls `listener` once if the cancellation comes; returns how to stop listening. */
+  subscribe(listener: (reason: unknown) => void): () => void;
+}
+
 export class Cancellation {
   private requested: string | undefined;
   private delivered = false;
-  private controller = new AbortController();
+  private source = new Source();
 
   constructor(reason?: string) {
     this.requested = reason;
@@ -30,16 +38,16 @@ export class Cancellation {
     return this.requested ?? "cancelled";
   }
 
-  /** What step attempts started now run under: aborted by a request that comes while they run. */
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  /** What step attempts started now run under: fired by a request that comes while they run. */
+  get signal(): CancelSource {
+    return this.source;
   }
 
   /** A request noticed while running: the attempts running now are aborted. False if already known. */
   request(reason: string): boolean {
     if (this.requested !== undefined) return false;
     this.requested = reason;
-    this.controller.abort(new CancelledError(reason));
+    this.source.fire(new CancelledError(reason));
     return true;
   }
 
@@ -47,10 +55,34 @@ export class Cancellation {
   markDelivered(): void {
     if (this.delivered) return;
     this.delivered = true;
-    this.controller = new AbortController();
+    this.source = new Source();
   }
 
   error(): CancelledError {
     return new CancelledError(this.reason);
+  }
+}
+
+/** One listener set for every running attempt (an AbortSignal would warn past ten listeners). */
+class Source implements CancelSource {
+  aborted = false;
+  reason: unknown;
+  private readonly listeners = new Set<(reason: unknown) => void>();
+
+  subscribe(listener: (reason: unknown) => void): () => void {
+    if (this.aborted) {
+      listener(this.reason);
+      return () => {};
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  fire(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    for (const l of [...this.listeners]) l(reason);
+    this.listeners.clear();
   }
 }
