@@ -2,7 +2,7 @@
  * The refund agent's crash lab: a temp folder with a SQLite journal, a client on it (this process
  * never executes runs), and worker child processes (`agent-worker.ts`) started with the same
  * module conditions as `npm start`. Assertions read files back: the journal, the workers' step
- * events, the fake model's call log, the refund ledger.
+ * events, the mock model's call log, the refund ledger.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { StepEvent } from "waymark";
 import { createLocalRuntime } from "waymark/local";
 import { refundAgent } from "../../functions/refund-agent.ts";
-import { FakeSupportModel } from "../../functions/services/fake-model.ts";
+import { supportModelCalls } from "../../functions/services/support-model.ts";
 import { FakeRefunds } from "../../functions/services/refunds.ts";
 
 const workerScript = fileURLToPath(new URL("./agent-worker.ts", import.meta.url));
@@ -53,7 +53,7 @@ export class AgentLab {
   }
 
   modelCalls() {
-    return new FakeSupportModel(this.dir).calls();
+    return supportModelCalls(this.dir);
   }
 
   refunds() {
