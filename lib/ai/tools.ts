@@ -85,6 +85,9 @@ function durableTool<X extends ToolSet[string]>(step: Step, name: string, tool: 
   const execute = tool.execute;
   if (execute === undefined) return tool; // executed by the caller or the provider: nothing to journal
   const { needsApproval, ...rest } = tool;
+  if (options.approval === undefined && (alwaysApprove || (needsApproval !== undefined && needsApproval !== false))) {
+    throw new WorkflowDefinitionError(`tool "${name}" needs approval: give durableTools an \`approval\` option (the signal that carries the decision)`);
+  }
   const stepName = `tool.${name}`;
   const runOptions: StepRunOptions = {
     ...(options.retries === undefined ? {} : { retries: options.retries }),
@@ -103,8 +106,7 @@ function durableTool<X extends ToolSet[string]>(step: Step, name: string, tool: 
   const durableExecute = async (input: unknown, call: ToolExecutionOptions): Promise<unknown> => {
     let approval: ToolApproved | undefined;
     if (await needs(input, call)) {
-      if (options.approval === undefined) throw new WorkflowDefinitionError(`tool "${name}" needs approval: give durableTools an \`approval\` option (the signal that carries the decision)`);
-      const decision = await awaitApproval(step, options.approval, { toolName: name, toolCallId: call.toolCallId, input });
+      const decision = await awaitApproval(step, options.approval as ApprovalConfig, { toolName: name, toolCallId: call.toolCallId, input });
       if (!decision.approved) return decision;
       approval = decision;
     }
