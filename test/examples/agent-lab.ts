@@ -14,6 +14,7 @@ import { createLocalRuntime } from "waymark/local";
 import { refundAgent } from "../../functions/refund-agent.ts";
 import { supportModelCalls } from "../../functions/services/support-model.ts";
 import { FakeRefunds } from "../../functions/services/refunds.ts";
+import { ExecutionLog } from "../crash/instrument.ts";
 
 const workerScript = fileURLToPath(new URL("./agent-worker.ts", import.meta.url));
 
@@ -30,7 +31,7 @@ export class AgentLab {
   readonly client = this.runtime.client;
   private readonly workers: Worker[] = [];
 
-  /** Starts a worker process on the journal; `crashAt` is `<outcome>:<stepId>`. */
+  /** Starts a worker process on the journal; `crashAt` is `<outcome>:<stepId>` or `body:<stepId>`. */
   spawn(label: string, runId: string, crashAt?: string): Worker {
     const env: NodeJS.ProcessEnv = { ...process.env, WAYMARK_DEMO_DIR: this.dir, AGENT_JOURNAL: this.journal, AGENT_RUN_ID: runId, AGENT_EVENTS: join(this.dir, "events.jsonl"), AGENT_LABEL: label };
     if (crashAt !== undefined) env.AGENT_CRASH_AT = crashAt;
@@ -54,6 +55,11 @@ export class AgentLab {
 
   modelCalls() {
     return supportModelCalls(this.dir);
+  }
+
+  /** Executions of step bodies by the workers (killed ones included), as `stepId` in order. */
+  executions(): string[] {
+    return new ExecutionLog(this.dir).read().map((e) => e.stepId);
   }
 
   refunds() {
