@@ -138,6 +138,8 @@ await main();
 await import("./compose.ts");
 // Continue-as-new vs one growing journal: bench/continue-as-new.ts.
 await import("./continue-as-new.ts");
+// waymark/ai: the durable wrapper's cost per model call and per tool call: bench/ai-agent.ts.
+await (await import("./ai-agent.ts")).aiBench();
 // The AWS runtime (DynamoDB Local and the SQS emulator, started by it): bench/aws.ts.
 await import("./aws.ts");
 // The example functions' Lambda bundles and cold starts: bench/cold-start.ts.

@@ -1,16 +1,21 @@
 /**
- * A durable support agent: a tool-calling loop in which every model call and every tool call is
- * a step. The model's replies are journaled, so a process that dies mid-conversation resumes
- * without asking the model again (no second bill, no different answer), and a refund — the one
- * tool with money behind it — waits for a human's approval first and runs at most once.
- * Written only against the public API, as a user would.
+ * A durable support agent, written with the Vercel AI SDK: `generateText` runs the tool-calling
+ * loop, and `waymark/ai` makes every model call and every tool call a journaled step. A process
+ * that dies mid-conversation resumes without asking the model again (no second bill, no different
+ * answer), and a refund — the one tool with money behind it — waits for a human's approval first
+ * and runs at most once. Written only against the public API, as a user would.
+ *
+ * The model is the AI SDK's own mock (`ai/test`) with a scripted policy, so no network or key is
+ * needed; `supportModel(dir())` is the one line to change for a real provider (see the README).
  */
+import { generateText, stepCountIs, tool } from "ai";
 import { z } from "zod";
-import { durable, type Step } from "waymark";
-import { type ChatMessage, FakeSupportModel, type ToolCall, type ToolSpec } from "./services/fake-model.ts";
+import { durable } from "waymark";
+import { durableModel, durableTools, toolContext } from "waymark/ai";
 import { lookupOrder } from "./services/orders.ts";
 import { FakeRefunds } from "./services/refunds.ts";
 import { FakeShop } from "./services/shop.ts";
+import { supportModel } from "./services/support-model.ts";
 
 export const SupportTicket = z.object({
   ticketId: z.string().min(1),
@@ -23,13 +28,6 @@ export type SupportTicket = z.infer<typeof SupportTicket>;
 
 export const RefundApproval = z.object({ approved: z.boolean(), approver: z.string().min(1), note: z.string().max(500).optional() });
 
-const RefundArgs = z.object({ orderId: z.string().min(1), chargeId: z.string().min(1), amount: z.number().positive() });
-const LookupArgs = z.object({ orderId: z.string().min(1) });
-
-const TOOLS: ToolSpec[] = [
-  { name: "lookup_order", description: "Find an order by its id: item, amount, charge id, status." },
-  { name: "issue_refund", description: "Refund a charge. A human approves every refund first." },
-];
 const SYSTEM = "You are the shop's support agent. Look orders up before answering; refund only what the customer paid.";
 /** A conversation that has not ended after this many model turns is handed to a human. */
 const MAX_TURNS = 6;
@@ -37,7 +35,29 @@ const MAX_TURNS = 6;
 // The fakes keep their state in files under this folder (created on first use).
 const dir = () => process.env.WAYMARK_DEMO_DIR ?? ".waymark/demo";
 
-type Signals = { refund_approval: typeof RefundApproval };
+/** The agent's tools, plain AI SDK tools: nothing durable about them. */
+const tools = {
+  lookup_order: tool({
+    description: "Find an order by its id: item, amount, charge id, status.",
+    inputSchema: z.object({ orderId: z.string().min(1) }),
+    execute: ({ orderId }) => {
+      const order = lookupOrder(orderId);
+      return order ? { found: true, ...order } : { found: false, orderId };
+    },
+  }),
+  issue_refund: tool({
+    description: "Refund a charge. A human approves every refund first.",
+    inputSchema: z.object({ orderId: z.string().min(1), chargeId: z.string().min(1), amount: z.number().positive(), reason: z.string().optional() }),
+    needsApproval: true,
+    execute: ({ chargeId, amount }, options) => {
+      // The key is the same on every retry and replay of this call: the provider deduplicates on it.
+      const context = toolContext(options);
+      if (!context) throw new Error("issue_refund runs only inside the durable agent");
+      const refund = new FakeRefunds(dir()).refund(chargeId, amount, { idempotencyKey: context.idempotencyKey });
+      return { refunded: true, refundId: refund.refundId, amount: refund.amount, approvedBy: context.approval?.approver ?? null };
+    },
+  }),
+};
 
 /**
  * The agent: answers a support ticket, refunding (after approval) when the customer asks.
@@ -53,55 +73,26 @@ type Signals = { refund_approval: typeof RefundApproval };
 export const refundAgent = durable(
   { name: "refund-agent", input: SupportTicket, signals: { refund_approval: RefundApproval } },
   async (ticket, step) => {
-    const messages: ChatMessage[] = [
-      { role: "system", content: SYSTEM },
-      { role: "user", content: ticket.message },
-    ];
-    for (let turn = 1; turn <= MAX_TURNS; turn++) {
-      // The model call is a step: on replay its reply comes from the journal, not the model.
-      const reply = await step.run("model", ({ idempotencyKey }) => new FakeSupportModel(dir()).complete({ messages, tools: TOOLS, key: idempotencyKey }), {
-        retries: 3,
-        timeout: "60s",
-      });
-      messages.push(reply.message);
-      if (reply.message.toolCalls.length === 0) return { status: "answered" as const, ticketId: ticket.ticketId, answer: reply.message.content, turns: turn };
-      for (const call of reply.message.toolCalls) {
-        const result = await runTool(step, ticket, call);
-        messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: JSON.stringify(result) });
-      }
-    }
-    return { status: "escalated" as const, ticketId: ticket.ticketId, answer: "A colleague will take over this conversation.", turns: MAX_TURNS };
+    const approverEmail = ticket.approverEmail;
+    const result = await generateText({
+      model: durableModel(step, supportModel(dir()), { retries: 3, timeout: "60s" }),
+      tools: durableTools(step, tools, {
+        approval: {
+          signal: "refund_approval",
+          timeout: "48h",
+          ...(approverEmail === undefined
+            ? {}
+            : { notify: (link, call) => new FakeShop(dir()).sendApprovalRequest(approverEmail, String((call.input as { orderId: string }).orderId), link, `${link.runId}/${link.waitId}:notify`) }),
+        },
+        tools: { issue_refund: { retries: 5, timeout: "30s" } },
+      }),
+      system: SYSTEM,
+      prompt: ticket.message,
+      stopWhen: stepCountIs(MAX_TURNS),
+      maxRetries: 0, // Waymark retries each model call as a step; the SDK need not retry too
+    });
+    const turns = result.steps.length;
+    if (result.finishReason === "tool-calls") return { status: "escalated" as const, ticketId: ticket.ticketId, answer: "A colleague will take over this conversation.", turns };
+    return { status: "answered" as const, ticketId: ticket.ticketId, answer: result.text, turns };
   },
 );
-
-/** Runs one tool call as a step; the model's arguments are checked first (they are untrusted). */
-async function runTool(step: Step<Signals>, ticket: SupportTicket, call: ToolCall): Promise<Record<string, unknown>> {
-  switch (call.name) {
-    case "lookup_order": {
-      const args = LookupArgs.safeParse(call.arguments);
-      if (!args.success) return { error: "lookup_order needs { orderId }" };
-      return step.run("tool.lookup_order", () => {
-        const order = lookupOrder(args.data.orderId);
-        return order ? { found: true, ...order } : { found: false, orderId: args.data.orderId };
-      });
-    }
-    case "issue_refund": {
-      const args = RefundArgs.safeParse(call.arguments);
-      if (!args.success) return { refunded: false, reason: "the refund request was malformed" };
-      const { orderId, chargeId, amount } = args.data;
-      const approverEmail = ticket.approverEmail;
-      const approval = await step.waitForSignal("refund_approval", {
-        timeout: "48h",
-        ...(approverEmail === undefined
-          ? {}
-          : { notify: (link) => new FakeShop(dir()).sendApprovalRequest(approverEmail, orderId, link, `${link.runId}/${link.waitId}:notify`) }),
-      });
-      if (!approval.received) return { refunded: false, reason: "nobody approved it within 48 hours" };
-      if (!approval.payload.approved) return { refunded: false, reason: `${approval.payload.approver} declined it${approval.payload.note ? ` (${approval.payload.note})` : ""}` };
-      const refund = await step.run("tool.issue_refund", ({ idempotencyKey }) => new FakeRefunds(dir()).refund(chargeId, amount, { idempotencyKey }));
-      return { refunded: true, refundId: refund.refundId, amount: refund.amount, approvedBy: approval.payload.approver };
-    }
-    default:
-      return { error: `no tool named ${call.name}` };
-  }
-}

@@ -226,6 +226,10 @@ export abstract class ExecutionState {
       const err = new NonDeterminismError(missing, `step "${missing}" delivered before the steps after it`, "never reached it");
       return { type: "failed", error: serializeError(err), nondeterminism: true };
     }
+    // The code's own diagnosis (a wrapper that checks what a replayed step was asked) is the precise one.
+    if (this.settled && "ok" in this.settled && !this.settled.ok && this.settled.error instanceof NonDeterminismError) {
+      return { type: "failed", error: serializeError(this.settled.error), nondeterminism: true };
+    }
     const skipped = this.o.journal.stepIds().find((id) => !this.visited.has(id));
     if (skipped) {
       const record = this.o.journal.step(skipped);

@@ -2,7 +2,7 @@
  * The refund agent's crash lab: a temp folder with a SQLite journal, a client on it (this process
  * never executes runs), and worker child processes (`agent-worker.ts`) started with the same
  * module conditions as `npm start`. Assertions read files back: the journal, the workers' step
- * events, the fake model's call log, the refund ledger.
+ * events, the mock model's call log, the refund ledger.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -12,8 +12,9 @@ import { fileURLToPath } from "node:url";
 import type { StepEvent } from "waymark";
 import { createLocalRuntime } from "waymark/local";
 import { refundAgent } from "../../functions/refund-agent.ts";
-import { FakeSupportModel } from "../../functions/services/fake-model.ts";
+import { supportModelCalls } from "../../functions/services/support-model.ts";
 import { FakeRefunds } from "../../functions/services/refunds.ts";
+import { ExecutionLog } from "../crash/instrument.ts";
 
 const workerScript = fileURLToPath(new URL("./agent-worker.ts", import.meta.url));
 
@@ -30,7 +31,7 @@ export class AgentLab {
   readonly client = this.runtime.client;
   private readonly workers: Worker[] = [];
 
-  /** Starts a worker process on the journal; `crashAt` is `<outcome>:<stepId>`. */
+  /** Starts a worker process on the journal; `crashAt` is `<outcome>:<stepId>` or `body:<stepId>`. */
   spawn(label: string, runId: string, crashAt?: string): Worker {
     const env: NodeJS.ProcessEnv = { ...process.env, WAYMARK_DEMO_DIR: this.dir, AGENT_JOURNAL: this.journal, AGENT_RUN_ID: runId, AGENT_EVENTS: join(this.dir, "events.jsonl"), AGENT_LABEL: label };
     if (crashAt !== undefined) env.AGENT_CRASH_AT = crashAt;
@@ -53,7 +54,12 @@ export class AgentLab {
   }
 
   modelCalls() {
-    return new FakeSupportModel(this.dir).calls();
+    return supportModelCalls(this.dir);
+  }
+
+  /** Executions of step bodies by the workers (killed ones included), as `stepId` in order. */
+  executions(): string[] {
+    return new ExecutionLog(this.dir).read().map((e) => e.stepId);
   }
 
   refunds() {

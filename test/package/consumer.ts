@@ -13,8 +13,11 @@
  *      bundling of the project's Lambda entry;
  *   6. the Lambda entry bundled by esbuild as the construct does (SDK external): no static SDK
  *      import, and the bundle loads in plain Node;
- *   7. the optional peers removed (aws-cdk-lib, constructs, better-sqlite3): the Lambda subpaths
- *      still load and bundle, and waymark/local says which package to install.
+ *   7. waymark/ai: its types under node16 and bundler (with the DOM lib and @types/json-schema,
+ *      which the AI SDK's own declarations need), and an AI SDK agent (the SDK's mock model) on
+ *      waymark/testing, approval included;
+ *   8. the optional peers removed (aws-cdk-lib, constructs, better-sqlite3, ai, @ai-sdk/provider):
+ *      the Lambda subpaths still load and bundle, and waymark/local says which package to install.
  *
  * Run: npm run test:package (in .ci/run). Keep the folder with WAYMARK_KEEP_CONSUMER=1.
  */
@@ -94,21 +97,27 @@ try {
     const files = packed.files.map((f) => f.path);
     const stray = files.filter((f) => /^(test|bench|\.ci|lib|infra|functions)\//.test(f) || f.endsWith(".db") || /(^|\/)app\.js$/.test(f));
     expectThat(stray.length === 0, `the tarball ships ${stray.join(", ")}`);
-    for (const need of ["dist/lib/index.js", "dist/lib/index.d.ts", "dist/infra/index.js", "dist/lib/cli/main.js", "bin/waymark.mjs", "package.json"]) {
+    for (const need of ["dist/lib/index.js", "dist/lib/index.d.ts", "dist/lib/ai/index.js", "dist/lib/ai/index.d.ts", "dist/infra/index.js", "dist/lib/cli/main.js", "bin/waymark.mjs", "package.json"]) {
       expectThat(files.includes(need), `the tarball lacks ${need}`);
     }
     return `${packed.filename}: ${files.length} files`;
   });
 
-  step("npm install the tarball, zod, TypeScript, esbuild, aws-cdk-lib, constructs, better-sqlite3", () => {
-    const deps = ["zod", "typescript", "esbuild", "@types/node", "aws-cdk-lib", "constructs", "better-sqlite3", "@types/better-sqlite3"].map((n) => `${n}@${version(n)}`);
-    sh(project, "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball, ...deps]);
+  step("npm install the tarball, zod, TypeScript, esbuild, aws-cdk-lib, constructs, better-sqlite3, ai, @ai-sdk/provider", () => {
+    const deps = ["zod", "typescript", "esbuild", "@types/node", "aws-cdk-lib", "constructs", "better-sqlite3", "@types/better-sqlite3", "ai", "@ai-sdk/provider"].map((n) => `${n}@${version(n)}`);
+    // The AI SDK's declarations import json-schema's types; its own package does not bring them.
+    sh(project, "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball, ...deps, "@types/json-schema@^7.0.15"]);
   });
 
   step("tsc --strict, moduleResolution node16 (emits out/)", () => sh(project, "npx", ["tsc", "-p", "tsconfig.json"]));
   step("tsc --strict, moduleResolution bundler", () => sh(project, "npx", ["tsc", "-p", "tsconfig.bundler.json"]));
   step("tsc --strict, moduleResolution nodenext (with a CommonJS .cts file)", () => sh(project, "npx", ["tsc", "-p", "tsconfig.nodenext.json"]));
+  step("tsc --strict, waymark/ai with the AI SDK, node16 (emits out/agent.js) and bundler", () => {
+    sh(project, "npx", ["tsc", "-p", "tsconfig.ai.json"]);
+    sh(project, "npx", ["tsc", "-p", "tsconfig.ai.bundler.json"]);
+  });
   step("a workflow on waymark/testing", () => sh(project, "node", ["out/testing.js"]));
+  step("an AI SDK agent on waymark/ai (the SDK's mock model), approved, on waymark/testing", () => sh(project, "node", ["out/agent.js"]));
   const journal = join(work, "journal.db");
   step("a workflow on waymark/local (SQLite)", () => sh(project, "node", ["out/local.js", journal]));
   step("the waymark bin lists that run", () => {
@@ -120,8 +129,8 @@ try {
   step("a DurableFunction stack from waymark/cdk, bundled by the construct", () => sh(project, "node", ["out/stack.js", join(work, "cdk.out")]));
   step("the Lambda entry bundled with esbuild", checkBundle);
 
-  step("npm uninstall the optional peers (aws-cdk-lib, constructs, better-sqlite3)", () => {
-    sh(project, "npm", ["uninstall", "--no-audit", "--no-fund", "--loglevel=error", "aws-cdk-lib", "constructs", "better-sqlite3", "@types/better-sqlite3"]);
+  step("npm uninstall the optional peers (aws-cdk-lib, constructs, better-sqlite3, ai, @ai-sdk/provider)", () => {
+    sh(project, "npm", ["uninstall", "--no-audit", "--no-fund", "--loglevel=error", "aws-cdk-lib", "constructs", "better-sqlite3", "@types/better-sqlite3", "ai", "@ai-sdk/provider"]);
   });
   step("without them: the Lambda subpaths load, waymark/local names its missing package", () => sh(project, "node", ["out/lambda-only.js"]));
   step("without them: the Lambda entry still bundles and loads", checkBundle);

@@ -1,0 +1,91 @@
+/**
+ * A model response as the journal keeps it, and back. The journal takes JSON only, so the few
+ * non-JSON values of the AI SDK's model interface are converted both ways: `Date` timestamps
+ * become ISO strings, generated files' bytes become base64. Raw HTTP bodies (`request.body`,
+ * `response.body`) are not kept: they repeat the content at several times its size.
+ *
+ * A response is always read back through {@link decodeGenerate} / {@link decodeStream}, live and on
+ * replay alike, so a live run and its replay hand the SDK the very same value.
+ */
+import type { LanguageModelV3GenerateResult, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
+import { ModelStreamError } from "./errors.ts";
+
+/** A JSON value, as the journal stores it. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** `doGenerate`'s result, JSON-safe. */
+export type RecordedGenerate = Json;
+/** `doStream`'s parts, collected, JSON-safe, plus the response headers. */
+export interface RecordedStream {
+  parts: Json[];
+  headers?: Record<string, string>;
+}
+
+export function encodeGenerate(result: LanguageModelV3GenerateResult): RecordedGenerate {
+  const { request: _request, response, content, ...rest } = result;
+  const kept = response === undefined ? undefined : { id: response.id, modelId: response.modelId, timestamp: response.timestamp?.toISOString(), headers: response.headers };
+  return toJson({ ...rest, content: content.map(withBase64Data), ...(kept === undefined ? {} : { response: kept }) });
+}
+
+export function decodeGenerate(recorded: RecordedGenerate): LanguageModelV3GenerateResult {
+  const result = structuredClone(recorded) as unknown as LanguageModelV3GenerateResult & { response?: { timestamp?: unknown } };
+  const stamp = result.response?.timestamp;
+  if (result.response && typeof stamp === "string") result.response.timestamp = new Date(stamp);
+  return result;
+}
+
+/** Reads the provider's whole stream. An error part fails the attempt rather than being journaled as the answer. */
+export async function collectStream(result: LanguageModelV3StreamResult): Promise<RecordedStream> {
+  const parts: Json[] = [];
+  const reader = result.stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (value.type === "error") throw new ModelStreamError(describe(value.error));
+    parts.push(encodePart(value));
+  }
+  const headers = result.response?.headers;
+  return headers === undefined ? { parts } : { parts, headers };
+}
+
+export function decodeStream(recorded: RecordedStream): LanguageModelV3StreamResult {
+  const parts = structuredClone(recorded.parts) as unknown as Array<LanguageModelV3StreamPart & { timestamp?: unknown }>;
+  for (const part of parts) {
+    if (part.type === "response-metadata" && typeof part.timestamp === "string") part.timestamp = new Date(part.timestamp);
+  }
+  let next = 0;
+  const stream = new ReadableStream<LanguageModelV3StreamPart>({
+    pull(controller) {
+      const part = parts[next++];
+      if (part === undefined) controller.close();
+      else controller.enqueue(part);
+    },
+  });
+  return recorded.headers === undefined ? { stream } : { stream, response: { headers: recorded.headers } };
+}
+
+function encodePart(part: LanguageModelV3StreamPart): Json {
+  if (part.type === "response-metadata") return toJson({ ...part, timestamp: part.timestamp?.toISOString() });
+  if (part.type === "file") return toJson(withBase64Data(part));
+  return toJson(part);
+}
+
+function withBase64Data<T extends { type: string }>(part: T): T {
+  const data = (part as { data?: unknown }).data;
+  if (part.type !== "file" || !(data instanceof Uint8Array)) return part;
+  return { ...part, data: Buffer.from(data).toString("base64") };
+}
+
+/** A JSON round trip: `undefined` keys go, as they would in the journal. */
+function toJson(value: unknown): Json {
+  return JSON.parse(JSON.stringify(value)) as Json;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
