@@ -195,21 +195,43 @@ export function composeWorkflows(ledger: StepLedger, probe: BodyProbe) {
 
   /**
    * Adds `from`..`to - 1` in incarnations of `per` steps each (`continueAsNew` between them); the
-   * incarnation starting at `napAt` takes a real 1 s sleep in the middle.
+   * incarnation starting at `napAt` takes a real 1 s sleep in the middle; each body holds `holdMs`.
    */
   const paged = durable(
-    { name: "paged", input: z.object({ from: z.number().int(), to: z.number().int(), per: z.number().int().positive(), total: z.number().default(0), napAt: z.number().int().optional() }) },
-    async ({ from, to, per, total, napAt }, step) => {
+    { name: "paged", input: z.object({ from: z.number().int(), to: z.number().int(), per: z.number().int().positive(), total: z.number().default(0), napAt: z.number().int().optional(), holdMs: z.number().int().nonnegative().optional() }) },
+    async ({ from, to, per, total, napAt, holdMs }, step) => {
       let sum = total;
       const end = Math.min(from + per, to);
       for (let i = from; i < end; i++) {
-        sum += await step.run("add", ({ idempotencyKey, attempt }) => (ledger.record(idempotencyKey, attempt), i));
+        sum += await step.run("add", async ({ idempotencyKey, attempt }) => {
+          ledger.record(idempotencyKey, attempt);
+          if (holdMs !== undefined) await delay(holdMs);
+          return i;
+        });
         if (from === napAt && i === from) await step.sleep("nap", "1s");
       }
-      if (end < to) return step.continueAsNew({ from: end, to, per, total: sum, ...(napAt === undefined ? {} : { napAt }) });
+      if (end < to) return step.continueAsNew({ from: end, to, per, total: sum, ...(napAt === undefined ? {} : { napAt }), ...(holdMs === undefined ? {} : { holdMs }) });
       return { sum };
     },
   );
 
-  return { approvalSaga, longExport, deadlineFlow, fanOut, childPay, parentOrder, paged, all: [approvalSaga, longExport, deadlineFlow, fanOut, childPay, parentOrder, paged] };
+  /** A child that waits for an approval with no timeout, and a parent that invokes it. */
+  const childApproval = durable({ name: "child-approval", input: z.object({}), signals: { approval: Approval } }, async (_input, step) => {
+    const approval = await step.waitForSignal("approval");
+    return approval.received ? approval.payload.approver : null;
+  });
+  const parentOfApproval = durable({ name: "parent-of-approval", input: z.object({}) }, async (_input, step) => step.invoke("child", childApproval, { input: {} }));
+
+  return {
+    approvalSaga,
+    longExport,
+    deadlineFlow,
+    fanOut,
+    childPay,
+    parentOrder,
+    paged,
+    childApproval,
+    parentOfApproval,
+    all: [approvalSaga, longExport, deadlineFlow, fanOut, childPay, parentOrder, paged, childApproval, parentOfApproval],
+  };
 }
