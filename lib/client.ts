@@ -177,6 +177,7 @@ export class Client {
     const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, ...value, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
     const journalId = journalIdOf(runId, run.incarnation);
     const put = await store.appendRecord(journalId, { key: keys.signal(signalId), body: record });
+    if (put.written) await this.followIncarnation(runId, run.incarnation, keys.signal(signalId), record);
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
       if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || !(await this.sameValue(existing.payloadRef ?? existing.payload, payload, existing.payloadRef !== undefined)) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
@@ -320,6 +321,8 @@ export class Client {
     }
     const body = { v: JOURNAL_VERSION, at: now, type: "cancel", reason };
     await store.appendRecord(journalIdOf(runId, run.incarnation), { key: keys.cancel(), body });
+    // The run may have switched incarnations (continueAsNew) since it was read: follow it.
+    await this.followIncarnation(runId, run.incarnation, keys.cancel(), body);
     await store.markDue(runId, now);
     await this.o.wakes.schedule({ runId, at: now, reason: "cancel", key: "cancel" });
     return true;
@@ -345,6 +348,17 @@ export class Client {
     const text = JSON.stringify(value);
     if (text !== undefined && (await sha256Hex(new TextEncoder().encode(text))) === ref.sha256) return true;
     return canonicalJson(await loadRef(this.payloads, ref)) === canonicalJson(value);
+  }
+
+  /**
+   * A record written to the incarnation that was current when the run was read: if the run has
+   * moved on since (continueAsNew), write it to the current one too (same body: idempotent). The
+   * switch moves unconsumed signals and a cancel itself; this covers a write that raced it.
+   */
+  private async followIncarnation(runId: string, read: number | undefined, key: string, body: unknown): Promise<void> {
+    const now = await this.o.store.getRun(runId);
+    if (!now || (now.incarnation ?? 1) === (read ?? 1) || TERMINAL_STATUSES.has(now.status)) return;
+    await this.o.store.appendRecord(journalIdOf(runId, now.incarnation), { key, body });
   }
 
   private async requireRun(runId: string): Promise<RunMeta> {

@@ -223,6 +223,8 @@ export class Engine {
     const outcome = await Promise.race([ran, overdue]).finally(() => clearTimeout(timer));
     if (outcome === "overdue") return this.abandon(runId, hold, execution);
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
+    // A child's cancellation must be written before this invocation ends; a failed one fails it (retried).
+    for (const effect of execution.sideEffects.splice(0)) await effect;
     if (outcome.type === "aborted") {
       // A value by reference that is gone or altered: no retry can mend it, the run fails.
       if (isPayloadFault(outcome.error)) return this.finish(runId, token, { type: "failed", error: serializeError(outcome.error) });
@@ -289,6 +291,9 @@ export class Engine {
     for (const signal of view.unconsumedSignals()) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
     const parent = view.parent();
     if (parent) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(parent), body: parent });
+    // A cancellation requested while this invocation ran (after its journal was read) goes along.
+    const cancel = await store.getRecord(journalIdOf(runId, incarnation), keys.cancel());
+    if (cancel) await store.appendRecord(journalIdOf(runId, next), { key: keys.cancel(), body: cancel.body });
     const ok = await store.continueRun(runId, token, { now: clock.now(), input, incarnation: next });
     if (!ok) return { status: "lost-lease" };
     this.o.log?.({ event: "continued", runId, incarnation: next });

@@ -33,6 +33,8 @@ export abstract class ExecutionState {
   protected resolveOutcome!: (o: Outcome) => void;
   /** Wake keys made pointless by this execution (a wait resolved before its timeout). */
   readonly cancelledWakes: string[] = [];
+  /** Effects on other runs (a child's cancellation) the engine awaits before the invocation ends. */
+  readonly sideEffects: Array<Promise<unknown>> = [];
 
   constructor(protected readonly o: ExecutionOptions) {
     this.values = new ReplayValues(o.journalId ?? o.runId, o.journal, o.now);

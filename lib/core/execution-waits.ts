@@ -46,6 +46,7 @@ export abstract class WaitingExecution extends ExecutionState {
       if (!recorded) await this.write({ type: "step", kind: "sleep", stepId, wakeAt });
       const { record } = await this.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");
       if (record.via === "cancelled") {
+        this.cancelledWakes.push(`sleep:${stepId}`); // its wake is pointless now
         this.cancellation.markDelivered();
         throw this.cancellation.error();
       }
@@ -97,6 +98,7 @@ export abstract class WaitingExecution extends ExecutionState {
         const written = await this.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");
         resolution = written.record;
         adopted = !written.won;
+        if (resolution.via === "cancelled" && timeoutAt !== undefined) this.cancelledWakes.push(`timeout:${stepId}`);
       } else if (buffered || timedOut) {
         if (buffered) this.claimedSignals.add(buffered.signalId);
         if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }), ...summaryOf(options) });

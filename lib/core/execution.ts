@@ -220,7 +220,8 @@ export class Execution extends WaitingExecution {
       wait: (stepId) => lazy(this.waitWithId(stepId, CHILD_SIGNAL, childOutcomeSchema, undefined)),
       port: this.o.children,
       onCancelled: (childRunId, cancelWithParent) => {
-        if (cancelWithParent && this.cancellation.wasDelivered) void this.o.children?.cancel(childRunId, `its parent was cancelled: ${this.cancellation.reason}`).catch(() => {});
+        // Awaited by the engine before the invocation ends (a frozen Lambda sends nothing later).
+        if (cancelWithParent && this.cancellation.wasDelivered && this.o.children) this.sideEffects.push(this.o.children.cancel(childRunId, `its parent was cancelled: ${this.cancellation.reason}`));
       },
     };
   }
@@ -243,6 +244,11 @@ export class Execution extends WaitingExecution {
 
   private continueAsNew(input: unknown): Promise<never> {
     if (this.done || this.fatal) return never();
+    // A cancellation requested during this incarnation is delivered here, not left behind in it.
+    if (this.cancellation.pending && !this.o.replayOnly) {
+      this.cancellation.markDelivered();
+      return Promise.reject(this.cancellation.error());
+    }
     const checked = validate(this.o.workflow.input, input);
     if (!checked.success) throw new InvalidInputError(`continueAsNew: invalid input for workflow "${this.o.workflow.name}"`, zodIssues(checked.error));
     assertJsonSafe(input, "continueAsNew input");
