@@ -244,6 +244,8 @@ export class Engine {
     // same way and delivers the same outcome again (same signal id: one signal).
     const parent = view.parent();
     if (parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await notifyParent(this.o, parent, runId, outcome);
+    // The run's own deadline wake is pointless once it ends.
+    if (runDeadline !== undefined && outcome.type !== "suspended") await this.o.wakes.cancel(runId, "deadline").catch(() => {});
     if (outcome.type === "cancelled") return this.finish(runId, token, outcome);
     if (outcome.type === "completed" && this.payloads) {
       // A large run result goes by reference too (the meta item holds the input beside it).
