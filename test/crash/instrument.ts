@@ -2,11 +2,14 @@
  * Test-only instrumentation of step bodies, for counting executions across processes. Every
  * execution of a `step.run` body is appended to a JSON-lines file before the body runs (one
  * synchronous write, so it survives a SIGKILL), and a hook runs the moment the body returns,
- * before the engine writes the step's record. The engine itself is untouched: the workflow gets
+ * before the engine writes the step's record. `step.map` item bodies (step id `<mapId>/<index>`)
+ * and `step.saga()` compensations are instrumented the same way. The engine itself is untouched: the workflow gets
  * the real step API with only its bodies wrapped.
  */
 import { join } from "node:path";
 import type { AnyWorkflow, Step, StepRunContext, StepRunOptions } from "waymark";
+// Not public: the wrapped step's saga is the real one, built on the instrumented `run`.
+import { createSaga } from "../../lib/core/saga.ts";
 import { JsonLinesFile } from "../../functions/services/ledger-file.ts";
 
 /** One execution of one step body. */
@@ -69,23 +72,34 @@ function wrapStep(step: Step, o: InstrumentOptions): Step {
   // Step ids counted as the engine counts them (the n-th use of a name is `name#n`), rather than
   // parsed from the key, so that a wrong key shows up as a wrong key.
   const uses = new Map<string, number>();
-  const run = <T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> => {
+  const nextId = (name: string): string => {
     const n = (uses.get(name) ?? 0) + 1;
     uses.set(name, n);
-    const stepId = n === 1 ? name : `${name}#${n}`;
-    return step.run(
-      name,
-      async (ctx) => {
-        const execution: BodyExecution = { key: ctx.idempotencyKey, runId: step.runId, stepId, attempt: ctx.attempt, worker: o.worker, pid: process.pid, at: Date.now() };
-        if (o.annotate) Object.assign(execution, o.annotate(step.runId, stepId));
-        o.log.append(execution);
-        o.beforeBody?.(execution);
-        const value = await fn(ctx);
-        o.afterBody?.(execution);
-        return value;
-      },
-      options,
-    );
+    return n === 1 ? name : `${name}#${n}`;
   };
-  return { ...step, run };
+  const body =
+    <C extends StepRunContext, T>(stepIdOf: (ctx: C) => string, fn: (ctx: C) => Promise<T> | T) =>
+    async (ctx: C): Promise<T> => {
+      const stepId = stepIdOf(ctx);
+      const execution: BodyExecution = { key: ctx.idempotencyKey, runId: step.runId, stepId, attempt: ctx.attempt, worker: o.worker, pid: process.pid, at: Date.now() };
+      if (o.annotate) Object.assign(execution, o.annotate(step.runId, stepId));
+      o.log.append(execution);
+      o.beforeBody?.(execution);
+      const value = await fn(ctx);
+      o.afterBody?.(execution);
+      return value;
+    };
+  const run = <T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T> => {
+    const stepId = nextId(name);
+    return step.run(name, body(() => stepId, fn), options);
+  };
+  // The engine allocates a map's id (and a child's step id) from its name like a run's: count it.
+  const map = ((name: string, items: readonly unknown[], fn: (item: unknown, ctx: StepRunContext & { index: number }) => unknown, options?: object) => {
+    const mapId = nextId(name);
+    return step.map(name, items, (item, ctx) => body((c: StepRunContext & { index: number }) => `${mapId}/${c.index}`, (c) => fn(item, c))(ctx), options);
+  }) as Step["map"];
+  const invoke = ((name: string, workflow: never, options: never) => (nextId(name), step.invoke(name, workflow, options))) as Step["invoke"];
+  const start = ((name: string, workflow: never, options: never) => (nextId(name), step.start(name, workflow, options))) as Step["start"];
+  const wrapped: Step = { ...step, run, map, invoke, start, saga: () => createSaga(wrapped) };
+  return wrapped;
 }

@@ -15,6 +15,11 @@
  *       replayed:<stepId> / resolved:<stepId>   when that step event is emitted
  *       started:<stepId>   in the step body, right after it was logged, before it does anything
  *       before-lease       after claiming a wake, before taking the run's lease
+ *       finish:<runId>     as an invocation is about to write the run's end (a child: after
+ *                          its end was delivered to its parent)
+ *       continue:<runId>   as `continueAsNew` is about to switch the run to its next incarnation
+ *       continued:<runId>  right after that switch was written, before the start wake is sent
+ *       ended:<runId>      when an invocation of that run has ended (after its `invocation` event)
  *   WORKER_FREEZE_AT    optional: a point (as above, `inside:` or `started:`) where the worker stops
  *                       itself with SIGSTOP, once per run, after noting a `freeze` event; when the
  *                       test sends SIGCONT it notes `thaw` and carries on from that very point
@@ -100,7 +105,10 @@ const runtime = createLocalRuntime({
     note({ type: "step", step });
     crashIf(`${step.outcome}:${step.stepId}`);
   },
-  onInvocation: (runId, result) => note({ type: "invocation", runId, result: result.status }),
+  onInvocation: (runId, result) => {
+    note({ type: "invocation", runId, result: result.status });
+    crashIf(`ended:${runId}`);
+  },
 });
 if (crashAt === "before-lease") {
   // Dies in the window between claiming a wake and taking the run's lease.
@@ -108,6 +116,22 @@ if (crashAt === "before-lease") {
   runtime.store.acquireLease = (...args) => {
     process.kill(process.pid, "SIGKILL");
     return acquire(...args);
+  };
+}
+if (crashAt.startsWith("finish:")) {
+  const finish = runtime.store.finishRun.bind(runtime.store);
+  runtime.store.finishRun = (runId, ...rest) => {
+    crashIf(`finish:${runId}`);
+    return finish(runId, ...rest);
+  };
+}
+if (crashAt.startsWith("continue:") || crashAt.startsWith("continued:")) {
+  const switchOver = runtime.store.continueRun.bind(runtime.store);
+  runtime.store.continueRun = async (runId, ...rest) => {
+    crashIf(`continue:${runId}`);
+    const ok = await switchOver(runId, ...rest);
+    crashIf(`continued:${runId}`);
+    return ok;
   };
 }
 runtime.start();

@@ -1,11 +1,14 @@
 /**
  * The workflows the crash-test workers host: the real order flow of the demo, plus small ones
  * written for the tests (a durable sleep between two steps; a relay of short steps that two
- * processes can share; a fan-out of parallel steps; a charge that may be at-most-once).
+ * processes can share; a fan-out of parallel steps; a charge that may be at-most-once; and the
+ * composed step API: a `step.map`, a saga, a parent invoking a child, a continue-as-new loop).
  */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { z } from "zod";
-import { type AnyWorkflow, durable, StepInterruptedError } from "waymark";
+import { type AnyWorkflow, CancelledError, durable, NonRetryableError, StepInterruptedError } from "waymark";
 import { orderFlow } from "../../functions/order-flow.ts";
 import { FakePayments } from "../../functions/services/payments.ts";
 
@@ -119,6 +122,132 @@ export const chargeFlow = durable(
   },
 );
 
+/** One line of `gauge.jsonl`: a `step.map` item body starting or ending, in the process it ran in. */
+export interface GaugeLine {
+  ev: "start" | "end";
+  key: string;
+  pid: number;
+  at: number;
+}
+
+function gauge(ev: GaugeLine["ev"], key: string): void {
+  const line: GaugeLine = { ev, key, pid: process.pid, at: Date.now() };
+  appendFileSync(join(process.env.WAYMARK_DEMO_DIR ?? ".", "gauge.jsonl"), `${JSON.stringify(line)}\n`);
+}
+
+/**
+ * `step.map("square", 0…items-1, …, { concurrency })`: each item body notes its start and end in
+ * `gauge.jsonl` (so a test can count bodies running at once, across processes), awaits
+ * `itemMs` plus a little by index, and returns the item squared; then `sum` adds them up.
+ */
+export const mapFlow = durable(
+  {
+    name: "crash-map",
+    input: z.object({ items: z.number().int().positive(), concurrency: z.number().int().positive(), itemMs: z.number().int().nonnegative() }),
+  },
+  async ({ items, concurrency, itemMs }, step) => {
+    const squares = await step.map(
+      "square",
+      Array.from({ length: items }, (_, i) => i),
+      async (item, { idempotencyKey }) => {
+        gauge("start", idempotencyKey);
+        await delay(itemMs + (item % 4) * 7);
+        gauge("end", idempotencyKey);
+        return item * item;
+      },
+      { concurrency },
+    );
+    const sum = await step.run("sum", () => squares.reduce((a, b) => a + b, 0));
+    return { squares, sum };
+  },
+);
+
+/**
+ * A saga over three bookings (`book-a`, `book-b`, `book-c`, each registering `undo-<leg>`), then
+ * either a charge that is declined (`mode: "fail"`: a non-retryable failure) or a long durable
+ * sleep `hold` that the test cancels (`mode: "cancel"`). Either way the workflow compensates
+ * (`undo-c`, `undo-b`, `undo-a`, each awaiting `undoMs`) and rethrows: the run ends failed or
+ * cancelled.
+ */
+export const sagaFlow = durable(
+  {
+    name: "crash-saga",
+    input: z.object({ mode: z.enum(["fail", "cancel"]), undoMs: z.number().int().nonnegative() }),
+  },
+  async ({ mode, undoMs }, step) => {
+    const saga = step.saga();
+    for (const leg of ["a", "b", "c"]) {
+      await step.run(`book-${leg}`, () => `booked-${leg}`);
+      saga.add(`undo-${leg}`, async () => {
+        await delay(undoMs);
+        return `released-${leg}`;
+      });
+    }
+    try {
+      if (mode === "fail") {
+        await step.run("charge", () => {
+          throw new NonRetryableError("card declined");
+        });
+      } else {
+        await step.sleep("hold", "1h");
+      }
+      return "unreachable";
+    } catch (err) {
+      if (mode === "cancel" && !(err instanceof CancelledError)) throw err;
+      await saga.compensate();
+      throw err;
+    }
+  },
+);
+
+/** The child of {@link parentFlow}: `c-reserve`, then `c-charge` through the fake payment provider (awaiting `chargeMs` first). */
+export const childFlow = durable(
+  { name: "crash-child", input: z.object({ orderId: z.string().min(1), amount: z.number().positive(), chargeMs: z.number().int().nonnegative() }) },
+  async ({ orderId, amount, chargeMs }, step) => {
+    const hold = await step.run("c-reserve", () => `hold-${orderId}`);
+    const charge = await step.run("c-charge", async ({ idempotencyKey }) => {
+      await delay(chargeMs);
+      return payments().charge(orderId, amount, { idempotencyKey });
+    });
+    return { hold, chargeId: charge.chargeId };
+  },
+);
+
+/** `p-prepare`, `step.invoke("pay", childFlow)` (child run `<runId>:pay`), then `p-finish` with the child's result. */
+export const parentFlow = durable(
+  { name: "crash-parent", input: z.object({ orderId: z.string().min(1), amount: z.number().positive(), chargeMs: z.number().int().nonnegative() }) },
+  async ({ orderId, amount, chargeMs }, step) => {
+    await step.run("p-prepare", () => orderId);
+    const receipt = await step.invoke("pay", childFlow, { input: { orderId, amount, chargeMs } });
+    return step.run("p-finish", () => ({ orderId, receipt }));
+  },
+);
+
+/**
+ * A loop over items `cursor` … `total - 1` in batches of `batch`: one step `item-<i>` per item
+ * (named by the item, so a step id says which incarnation it belongs to), adding its result to
+ * `sum`; after each batch but the last, `step.continueAsNew` with the next cursor and the sum so
+ * far. Incarnation k journals exactly items (k-1)·batch … k·batch-1.
+ */
+export const loopFlow = durable(
+  {
+    name: "crash-loop",
+    input: z.object({ cursor: z.number().int().nonnegative(), total: z.number().int().positive(), batch: z.number().int().positive(), sum: z.number().int(), itemMs: z.number().int().nonnegative() }),
+  },
+  async ({ cursor, total, batch, sum, itemMs }, step): Promise<{ sum: number; lastCursor: number }> => {
+    let acc = sum;
+    const end = Math.min(cursor + batch, total);
+    for (let i = cursor; i < end; i++) {
+      acc += await step.run(`item-${i}`, async () => {
+        await delay(itemMs);
+        return 2 * i;
+      });
+    }
+    if (end >= total) return { sum: acc, lastCursor: cursor };
+    return step.continueAsNew({ cursor: end, total, batch, sum: acc, itemMs });
+  },
+);
+
 export { orderFlow };
 
-export const crashWorkflows: AnyWorkflow[] = [orderFlow, napFlow, relayFlow, fanFlow, chargeFlow];
+export const crashWorkflows: AnyWorkflow[] = [orderFlow, napFlow, relayFlow, fanFlow, chargeFlow, mapFlow, sagaFlow, childFlow, parentFlow, loopFlow];
