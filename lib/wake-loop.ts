@@ -30,6 +30,8 @@ export interface DrainOptions {
  */
 export class WakePool {
   private readonly running = new Map<string, Promise<void>>();
+  /** A wake that came for a run already executing here: it runs when that invocation ends. */
+  private readonly deferred = new Map<string, ClaimedWake>();
   private failure: { error: unknown } | undefined;
 
   constructor(private readonly o: DrainOptions) {}
@@ -49,10 +51,13 @@ export class WakePool {
       if (batch.length === 0) return taken;
       taken += batch.length;
       for (const wake of batch) {
-        // A run already executing here: that invocation finishes the work (it re-checks for
-        // signals after releasing, and the watchdog covers it), so this wake is done with.
-        if (this.running.has(wake.runId)) await this.o.wakes.ack(wake);
-        else this.start(wake);
+        // A run already executing here: this wake may be one that invocation sent for after
+        // itself (its next incarnation, a signal that came meanwhile): run it when it ends.
+        if (this.running.has(wake.runId)) {
+          const earlier = this.deferred.get(wake.runId);
+          this.deferred.set(wake.runId, wake);
+          if (earlier) await this.o.wakes.ack(earlier);
+        } else this.start(wake);
       }
     }
   }
@@ -84,6 +89,11 @@ export class WakePool {
         }
       } finally {
         this.running.delete(wake.runId);
+        const next = this.deferred.get(wake.runId);
+        if (next) {
+          this.deferred.delete(wake.runId);
+          this.start(next);
+        }
         this.o.onFree?.();
       }
     })();
