@@ -273,9 +273,10 @@ export class Engine {
   private async unhosted(runId: string, token: number, name: string, previous: string | undefined): Promise<InvocationResult> {
     const { clock, store } = this.o;
     const attempt = Number(UNHOSTED.exec(previous ?? "")?.[1] ?? 0) + 1;
-    const wakeAt = clock.now() + Math.min(UNHOSTED_MAX_MS, UNHOSTED_FIRST_MS * 4 ** (attempt - 1));
+    const now = clock.now();
+    const wakeAt = now + Math.min(UNHOSTED_MAX_MS, UNHOSTED_FIRST_MS * 4 ** (attempt - 1));
     this.o.log?.({ event: "unhosted", runId, workflow: name, attempt, wakeAt });
-    const ok = await store.releaseLease(runId, token, { now: clock.now(), wakeAt, waitingFor: `workflow-not-hosted:${name}:${attempt}` });
+    const ok = await store.releaseLease(runId, token, { now, wakeAt, waitingFor: `workflow-not-hosted:${name}:${attempt}` });
     if (!ok) return { status: "lost-lease" };
     // No wake is sent: the watchdog finds the run when `wakeAt` passes (and so does a deploy's).
     return { status: "unhosted", workflow: name, wakeAt };
