@@ -21,6 +21,11 @@ export interface DrainOptions {
   onError?: (runId: string, error: unknown) => void;
   /** Called whenever an invocation ends and its slot is free again. */
   onFree?: () => void;
+  /**
+   * Whether a run still needs an invocation (its wake time has come). A wake that arrived while
+   * the run was executing here is run afterwards only if so; without this, always.
+   */
+  isDue?: (runId: string) => Promise<boolean>;
 }
 
 /**
@@ -92,7 +97,10 @@ export class WakePool {
         const next = this.deferred.get(wake.runId);
         if (next) {
           this.deferred.delete(wake.runId);
-          this.start(next);
+          // A duplicate of the wake just handled is done with; one the invocation sent for after
+          // itself (a next incarnation, a signal that came meanwhile) finds the run due.
+          if (!this.o.isDue || (await this.o.isDue(wake.runId).catch(() => true))) this.start(next);
+          else await this.o.wakes.ack(next).catch(() => {});
         }
         this.o.onFree?.();
       }

@@ -200,6 +200,10 @@ export class LocalRuntime {
       onError: (runId, error) => this.log?.({ event: "invocation-error", runId, error: String(error) }),
       // A slot came free: look for due wakes at once.
       onFree: () => this.wakeUp?.(),
+      isDue: async (runId) => {
+        const run = await this.store.getRun(runId);
+        return run !== undefined && !TERMINAL_STATUSES.has(run.status) && (run.wakeAt ?? Number.POSITIVE_INFINITY) <= Date.now();
+      },
     });
     try {
       while (this.running) {
