@@ -185,6 +185,25 @@ export interface JournalStore {
    * ```
    */
   purgeExpired(now: number, limit: number): Promise<PurgedRun[]>;
+  /**
+   * Flow control (`durable({ concurrency })`): takes one of `limit` slots of `scope` for a run
+   * while it executes. True if the run holds one afterwards: it already did (a retry: its expiry
+   * moves), or a slot was free or its holder's expiry had passed (a crashed holder's slot is
+   * recovered this way). False if all are held.
+   */
+  takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean>;
+  /** Gives up the run's slot of `scope`, if it holds one. Idempotent. */
+  freeSlot(scope: string, runId: string): Promise<void>;
+  /** Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at`. Idempotent. */
+  enqueue(scope: string, runId: string, at: number): Promise<void>;
+  /** Takes the first run off the queue of `scope` (undefined when empty); each queued run is taken once. */
+  dequeue(scope: string): Promise<string | undefined>;
+}
+
+/** Who holds a flow-control slot, until when (renewed with the run's lease). */
+export interface SlotHolder {
+  runId: string;
+  expiresAt: number;
 }
 
 /** A run that retention removed: its id and incarnation (`createdAt`; a reused id has another). */

@@ -41,6 +41,7 @@ import {
   type PurgedRun,
   type RunMeta,
   type RunPage,
+  type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
@@ -53,6 +54,7 @@ import { journalIdOf } from "../core/incarnation.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
+import * as flow from "./dynamodb-flow.ts";
 import { deleteExpiredMeta, deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 
 export interface DynamoJournalStoreOptions {
@@ -262,6 +264,22 @@ export class DynamoJournalStore implements JournalStore {
 
   async markDue(runId: string, at: number): Promise<void> {
     await this.answer(this.update(runId, markDueUpdate(runId, at)));
+  }
+
+  takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
+    return flow.takeSlot(this.client, this.table, scope, limit, holder, now);
+  }
+
+  freeSlot(scope: string, runId: string): Promise<void> {
+    return flow.freeSlot(this.client, this.table, scope, runId);
+  }
+
+  enqueue(scope: string, runId: string, at: number): Promise<void> {
+    return flow.enqueue(this.client, this.table, scope, runId, at);
+  }
+
+  dequeue(scope: string): Promise<string | undefined> {
+    return flow.dequeue(this.client, this.table, scope);
   }
 
   listRuns(query: ListQuery): Promise<RunPage> {

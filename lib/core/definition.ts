@@ -5,6 +5,7 @@ import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
 import type { MapFn, MapOptions, MapOutcome } from "./fan-out.ts";
 import type { Saga } from "./saga.ts";
+import type { ConcurrencyOptions } from "./flow-control.ts";
 import type { ChildOptions } from "./children.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
@@ -268,6 +269,17 @@ export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap
    * ```
    */
   timeout?: Duration;
+  /**
+   * Flow control per key: at most `limit` runs with the same `key(input)` execute at once,
+   * across processes and containers; the others queue (`waitingFor: queued:<workflow>:<key>`)
+   * and start in the order they were created when a slot frees.
+   *
+   * @example
+   * ```ts
+   * durable({ name: "sync", input: Job, concurrency: { key: (job) => job.customerId, limit: 2 } }, syncBody);
+   * ```
+   */
+  concurrency?: ConcurrencyOptions<StandardSchemaV1.InferOutput<IS>>;
 }
 
 /** A workflow definition: what `durable()` returns and every runtime takes. */
@@ -278,6 +290,8 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
   readonly version: number;
   /** The whole-run deadline (`timeout`), from the run's creation, if any. */
   readonly timeoutMs?: number;
+  /** Flow control per key, if any. */
+  readonly concurrency?: ConcurrencyOptions<I>;
   /** What runs record as their workflow: the name for version 1, `name@v<version>` after. */
   readonly key: string;
   readonly input: StandardSchemaV1<unknown, I>;
@@ -291,6 +305,13 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
 export type AnyWorkflow = Workflow<unknown, unknown, SignalMap>;
 
 const NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
+
+function checkConcurrency<I>(name: string, c: ConcurrencyOptions<I>): ConcurrencyOptions<I> {
+  if (typeof c.key !== "function" || !Number.isSafeInteger(c.limit) || c.limit < 1) {
+    throw new WorkflowDefinitionError(`workflow "${name}": concurrency needs a key function and a positive integer limit`);
+  }
+  return c;
+}
 
 /** What runs of a workflow version record: the plain name for version 1 (journals before versions say so too). */
 export function workflowKey(name: string, version: number): string {
@@ -341,6 +362,7 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
     version,
     key: workflowKey(options.name, version),
     ...(options.timeout === undefined ? {} : { timeoutMs: parseDuration(options.timeout) }),
+    ...(options.concurrency === undefined ? {} : { concurrency: checkConcurrency(options.name, options.concurrency) }),
     input: options.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<IS>>,
     signals: (options.signals ?? {}) as S,
     retry: resolveRetry(options.retries),

@@ -16,6 +16,7 @@ import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import { journalIdOf } from "./incarnation.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
 import { childPort, notifyParent, requestCancel } from "./engine-runs.ts";
+import { enter, flowScope, leave, QUEUED_RECHECK_MS } from "./flow-control.ts";
 import { zodIssues } from "./zod-issues.ts";
 import { isPayloadFault, loadRef, metaRef, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
@@ -41,6 +42,8 @@ interface Hold {
   onLost?: () => void;
   /** Looks for a cancellation requested while running (each heartbeat). */
   checkCancel?: () => void;
+  /** The flow-control slot this invocation holds (renewed with the lease, freed at its end). */
+  slot?: { scope: string; limit: number };
   /** What this invocation did, for its `invocation` line. */
   counts: { executed: number; replayed: number; retries: number };
 }
@@ -79,6 +82,7 @@ export class Engine {
           if (renewed) {
             hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
             hold.checkCancel?.();
+            if (hold.slot) void store.takeSlot(hold.slot.scope, hold.slot.limit, { runId, expiresAt: hold.expiresAt }, now).catch(() => false);
           } else {
             // Taken over or cancelled: start nothing new, and end now rather than after the
             // bodies still in flight (a worker must not sit on wakes for a run it lost).
@@ -116,6 +120,8 @@ export class Engine {
       throw err;
     } finally {
       clearInterval(heartbeat);
+      // The slot goes with the invocation; the first queued run of its key is woken.
+      if (hold.slot && !hold.abandoned) await leave(this.o, hold.slot.scope, runId).catch(() => {});
     }
   }
 
@@ -164,6 +170,16 @@ export class Engine {
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
     }
 
+    const flow = workflow.concurrency;
+    if (flow) {
+      const scope = flowScope(workflow.key, String(flow.key(input.data)));
+      if (!(await enter(this.o, scope, flow.limit, runId, journal.run.createdAt, hold.expiresAt))) {
+        const now = clock.now();
+        const ok = await this.release(runId, token, { now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}` });
+        return ok ? { status: "queued", scope } : { status: "lost-lease" };
+      }
+      hold.slot = { scope, limit: flow.limit };
+    }
     const incarnation = journal.run.incarnation ?? 1;
     const journalId = journalIdOf(runId, incarnation);
     const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log);

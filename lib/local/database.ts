@@ -105,7 +105,14 @@ function migrate(db: Database): void {
     }
     if (version < 1) db.exec(SCHEMA_V1);
     // v2: incarnations (`step.continueAsNew`); existing runs are in their first.
-    if (version < 2) db.exec("ALTER TABLE runs ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 1");
+    if (version < 2) {
+      db.exec(`
+        ALTER TABLE runs ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 1;
+        -- Flow control: slots held by executing runs, and the runs queued for them.
+        CREATE TABLE flow_slots (scope TEXT NOT NULL, idx INTEGER NOT NULL, run_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, idx));
+        CREATE TABLE flow_queue (scope TEXT NOT NULL, run_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (scope, run_id));
+        CREATE INDEX flow_queue_order ON flow_queue (scope, at, run_id);`);
+    }
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -27,6 +27,7 @@ import {
   type PurgedRun,
   type RunMeta,
   type RunPage,
+  type SlotHolder,
   type RunStatus,
   type StoredRecord,
   type SuspendUpdate,
@@ -103,6 +104,7 @@ export class SqliteJournalStore implements JournalStore {
   private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordRow[] } | undefined;
   private readonly acquire: (runId: string, req: AcquireRequest) => AcquireResult;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
+  private readonly flow: ReturnType<typeof flowStatements>;
 
   constructor(db: Database, options: SqliteJournalStoreOptions = {}) {
     const retentionMs = (options.retentionDays ?? 30) * DAY_MS;
@@ -192,6 +194,7 @@ export class SqliteJournalStore implements JournalStore {
       }),
     );
     this.purge = (now, limit) => purge.immediate(now - retentionMs, Math.max(0, Math.floor(limit)));
+    this.flow = flowStatements(db);
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
@@ -298,6 +301,22 @@ export class SqliteJournalStore implements JournalStore {
     return this.selectDue.all(now, Math.max(0, Math.floor(limit))).map(toMeta);
   }
 
+  async takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
+    return this.flow.take(scope, limit, holder, now);
+  }
+
+  async freeSlot(scope: string, runId: string): Promise<void> {
+    this.flow.free.run(scope, runId);
+  }
+
+  async enqueue(scope: string, runId: string, at: number): Promise<void> {
+    this.flow.enqueue.run(scope, runId, at);
+  }
+
+  async dequeue(scope: string): Promise<string | undefined> {
+    return this.flow.dequeue(scope);
+  }
+
   async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
     return this.purge(now, limit);
   }
@@ -339,4 +358,35 @@ function toJson(value: unknown): string | null {
 
 function fromJson(text: string | null): unknown {
   return text === null ? undefined : JSON.parse(text);
+}
+
+/** Flow control's statements: each operation one statement, or one IMMEDIATE transaction. */
+function flowStatements(db: Database) {
+  const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ?");
+  const put = db.prepare<[string, number, string, number]>("INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at");
+  const first = db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
+  const remove = db.prepare<[string, string]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ?");
+  const take = db.transaction((scope: string, limit: number, holder: SlotHolder, now: number): boolean => {
+    const held = slots.all(scope);
+    const mine = held.find((s) => s.run_id === holder.runId);
+    let idx = mine?.idx;
+    for (let i = 0; idx === undefined && i < limit; i++) {
+      const s = held.find((h) => h.idx === i);
+      if (!s || s.expires_at <= now) idx = i;
+    }
+    if (idx === undefined) return false;
+    put.run(scope, idx, holder.runId, holder.expiresAt);
+    return true;
+  });
+  const dequeue = db.transaction((scope: string): string | undefined => {
+    const row = first.get(scope);
+    if (row) remove.run(scope, row.run_id);
+    return row?.run_id;
+  });
+  return {
+    take: take.immediate,
+    free: db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?"),
+    enqueue: db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING"),
+    dequeue: dequeue.immediate,
+  };
 }

@@ -21,6 +21,7 @@ import {
   type PurgedRun,
   type RunMeta,
   type RunPage,
+  type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
@@ -50,6 +51,8 @@ export interface MemoryJournalStoreOptions {
 export class MemoryJournalStore implements JournalStore {
   private readonly retentionMs: number;
   private readonly runs = new Map<string, RunMeta>();
+  private readonly slots = new Map<string, Array<SlotHolder | undefined>>();
+  private readonly queues = new Map<string, Map<string, number>>();
   /**
    * Records by run, in write order (a Map keeps insertion order). Kept apart from the runs, as
    * the production stores keep them: a record is stored even if its run does not exist (yet).
@@ -223,6 +226,37 @@ export class MemoryJournalStore implements JournalStore {
       purged.push({ runId: meta.runId, createdAt: meta.createdAt });
     }
     return purged;
+  }
+
+  async takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
+    const slots = this.slots.get(scope) ?? [];
+    this.slots.set(scope, slots);
+    const mine = slots.findIndex((s) => s?.runId === holder.runId);
+    const at = mine >= 0 ? mine : Array.from({ length: limit }, (_, i) => i).find((i) => slots[i] === undefined || (slots[i]?.expiresAt ?? 0) <= now);
+    if (at === undefined) return false;
+    slots[at] = { ...holder };
+    return true;
+  }
+
+  async freeSlot(scope: string, runId: string): Promise<void> {
+    const slots = this.slots.get(scope) ?? [];
+    const i = slots.findIndex((s) => s?.runId === runId);
+    if (i >= 0) slots[i] = undefined;
+  }
+
+  async enqueue(scope: string, runId: string, at: number): Promise<void> {
+    const queue = this.queues.get(scope) ?? new Map<string, number>();
+    this.queues.set(scope, queue);
+    if (!queue.has(runId)) queue.set(runId, at);
+  }
+
+  async dequeue(scope: string): Promise<string | undefined> {
+    const queue = this.queues.get(scope);
+    if (!queue || queue.size === 0) return undefined;
+    const [first] = [...queue.entries()].sort((a, b) => a[1] - b[1] || compareIds(a[0], b[0]));
+    if (!first) return undefined;
+    queue.delete(first[0]);
+    return first[0];
   }
 
   /** The run's meta if `token` is its current lease and it has not finished. */

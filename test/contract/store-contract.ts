@@ -11,6 +11,7 @@ import { listingTests } from "./store-listing.ts";
 import { runAndRecordTests } from "./store-records.ts";
 import { retryTests } from "./store-retries.ts";
 import { incarnationTests } from "./store-incarnations.ts";
+import { flowTests } from "./store-flow.ts";
 import { retentionTests } from "./store-retention.ts";
 
 export { journalWakeQueueContract } from "./wake-contract.ts";
@@ -48,6 +49,7 @@ export function journalStoreContract(name: string, make: () => Promise<StoreHarn
     describe("concurrency", () => concurrencyTests(store));
     describe("retries after a lost response", () => retryTests(store));
     describe("incarnations", () => incarnationTests(store));
+    describe("flow control", () => flowTests(store));
     describe("retention", () => retentionTests(store));
   });
 }

@@ -1,0 +1,50 @@
+/**
+ * Flow control per key (`durable({ concurrency: { key, limit } })`): at most `limit` runs with
+ * the same key execute at once, across processes and Lambda containers. A run takes a slot of
+ * its scope (`<workflow>:<key>`) for the length of an invocation, renewed with its lease, so a
+ * crashed holder's slot comes free when the lease would have; a run that finds every slot held
+ * queues (ordered by when it was created) and waits. Whoever frees a slot wakes the first run of
+ * the queue. The slots and the queue are store operations in the one contract suite.
+ */
+import type { Clock, JournalStore, WakeQueue } from "../ports.ts";
+
+export interface ConcurrencyOptions<I> {
+  /** The key runs share a limit by (a customer id, a tenant). Method syntax: any workflow fits `AnyWorkflow`. */
+  key(input: I): string;
+  /** Most runs of one key executing at once. */
+  limit: number;
+}
+
+/** A queued run is also due this long after it queued: the backstop if its wake is lost. */
+export const QUEUED_RECHECK_MS = 30_000;
+
+export interface FlowPorts {
+  store: JournalStore;
+  wakes: WakeQueue;
+  clock: Clock;
+}
+
+/** The scope of a run's slots. */
+export function flowScope(workflowKey: string, key: string): string {
+  return `${workflowKey}:${key}`;
+}
+
+/**
+ * Takes a slot, or queues the run. Trying again after queueing closes the race with a holder
+ * that freed its slot (and found the queue empty) between the first try and the queueing.
+ */
+export async function enter(o: FlowPorts, scope: string, limit: number, runId: string, queuedAt: number, expiresAt: number): Promise<boolean> {
+  if (await o.store.takeSlot(scope, limit, { runId, expiresAt }, o.clock.now())) return true;
+  await o.store.enqueue(scope, runId, queuedAt);
+  return o.store.takeSlot(scope, limit, { runId, expiresAt }, o.clock.now());
+}
+
+/** Frees the run's slot and wakes the first queued run, if any. */
+export async function leave(o: FlowPorts, scope: string, runId: string): Promise<void> {
+  await o.store.freeSlot(scope, runId);
+  const next = await o.store.dequeue(scope);
+  if (next === undefined) return;
+  const now = o.clock.now();
+  await o.store.markDue(next, now);
+  await o.wakes.schedule({ runId: next, at: now, reason: "start", key: "slot" });
+}

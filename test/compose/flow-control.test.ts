@@ -1,0 +1,84 @@
+/**
+ * Issue 11, item 5 (concurrency per key): at most `limit` runs of one key execute at once, across
+ * a pool of invocations; the rest queue and start when a slot frees; a slot held by an
+ * invocation that died comes free when its lease would have. Real SQLite journal; the measure is
+ * the step bodies' own timelines.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { durable } from "waymark";
+import { createLocalRuntime } from "waymark/local";
+import { Gates } from "../support/gates.ts";
+import { sqliteLab } from "../support/sqlite-lab.ts";
+
+describe("durable({ concurrency: { key, limit } })", () => {
+  it("200 runs for 5 keys with limit 2: never more than 2 running per key, all complete, queued ones start as slots free", async () => {
+    const running = new Map<string, number>();
+    const peak = new Map<string, number>();
+    const sync = durable({ name: "sync", input: z.object({ customer: z.string(), n: z.number() }), concurrency: { key: (i) => i.customer, limit: 2 } }, async ({ customer, n }, step) =>
+      step.run("work", async () => {
+        const now = (running.get(customer) ?? 0) + 1;
+        running.set(customer, now);
+        peak.set(customer, Math.max(peak.get(customer) ?? 0, now));
+        await new Promise((r) => setTimeout(r, 5 + (n % 4)));
+        running.set(customer, (running.get(customer) ?? 1) - 1);
+        return n;
+      }),
+    );
+    let queued = 0;
+    const rt = createLocalRuntime({ workflows: [sync], file: join(mkdtempSync(join(tmpdir(), "waymark-flow-")), "j.db"), concurrency: 8, onInvocation: (_id, r) => void (r.status === "queued" && queued++) });
+    rt.start();
+    try {
+      const ids = Array.from({ length: 200 }, (_, n) => `s-${n}`);
+      // Runs of one customer arrive together (40 in a row): without the limit, the pool of 8 would run 8 of one key at once.
+      for (const [n, id] of ids.entries()) await rt.client.start(sync, { runId: id, input: { customer: `c${Math.floor(n / 40)}`, n } });
+      for (const id of ids) expect((await rt.waitForRun(id, { timeoutMs: 60_000 })).status).toBe("completed");
+      expect([...peak.values()].every((p) => p <= 2)).toBe(true);
+      expect([...peak.values()]).toContain(2); // the limit was reached, not just respected
+      expect(queued).toBeGreaterThan(0); // and runs did wait for it
+    } finally {
+      await rt.close();
+    }
+  });
+
+  it("a slot held by an invocation that died is recovered when its lease would have expired", async () => {
+    const gates = new Gates();
+    const wf = durable({ name: "one-at-a-time", input: z.object({ id: z.string() }), concurrency: { key: () => "k", limit: 1 } }, async ({ id }, step) => step.run("work", () => (id === "dies" ? gates.wait("dies") : id)));
+    const lab = sqliteLab([wf]);
+    try {
+      await lab.client().start(wf, { runId: "dies", input: { id: "dies" } });
+      await lab.client().start(wf, { runId: "next", input: { id: "next" } });
+      void lab.engine("A").invoke("dies"); // holds the slot, then "dies" (never returns)
+      await gates.started("dies");
+      expect(await lab.engine("B").invoke("next")).toEqual({ status: "queued", scope: "one-at-a-time:k" });
+      expect(await lab.store.getRun("next")).toMatchObject({ status: "suspended", waitingFor: "queued:one-at-a-time:k" });
+      lab.clock.advance(31_000); // A's lease (and slot) expired
+      expect(await lab.engine("C").invoke("next")).toEqual({ status: "completed", result: "next" });
+    } finally {
+      lab.close();
+    }
+  });
+
+  it("a run that frees its slot wakes the first queued run of its key", async () => {
+    const gates = new Gates();
+    const wf = durable({ name: "one-lane", input: z.object({ id: z.string() }), concurrency: { key: () => "lane", limit: 1 } }, async ({ id }, step) => step.run("work", () => (id === "first" ? gates.wait("first") : id)));
+    const lab = sqliteLab([wf]);
+    try {
+      await lab.client().start(wf, { runId: "first", input: { id: "first" } });
+      await lab.client().start(wf, { runId: "second", input: { id: "second" } });
+      const first = lab.engine("A").invoke("first");
+      await gates.started("first");
+      expect((await lab.engine("B").invoke("second")).status).toBe("queued");
+      const before = lab.scheduled.length;
+      gates.open("first", 0, "done");
+      expect(await first).toEqual({ status: "completed", result: "done" });
+      expect(lab.scheduled.slice(before)).toContainEqual(expect.objectContaining({ runId: "second", key: "slot" }));
+      expect(await lab.engine("B").invoke("second")).toEqual({ status: "completed", result: "second" });
+    } finally {
+      lab.close();
+    }
+  });
+});
