@@ -5,6 +5,7 @@
  */
 import type { AnyWorkflow } from "./core/definition.ts";
 import {
+  RateLimitedError,
   CancelledError,
   InvalidInputError,
   RunConflictError,
@@ -23,6 +24,7 @@ import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VAL
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
 import { journalIdOf } from "./core/incarnation.ts";
+import { rateScope } from "./core/flow-control.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
@@ -118,6 +120,12 @@ export class Client {
     if (metaRef(input)) throw new InvalidInputError("invalid input", [{ path: "input", message: "an object whose only key is $waymarkPayload is reserved for values stored by reference" }]);
     tooLarge(input, "input", this.payloads?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES);
     const now = this.o.clock.now();
+    const rate = def.rateLimit;
+    if (rate && rate.onLimit === "reject") {
+      // The start is counted before the run exists; a retried start of the same run id keeps its count.
+      const key = String(rate.key(parsed.data));
+      if (!(await this.o.store.takeSlot(rateScope(def.key, key), rate.limit, { runId, expiresAt: now + rate.periodMs }, now))) throw new RateLimitedError(def.key, key);
+    }
     // Stored before the run exists (an orphan if createRun fails or finds the run: content-addressed, harmless).
     const ref = await this.payloads?.offload(runId, now, input);
     const { created, run } = await this.o.store.createRun({ runId, workflow: name, input: ref ? toMetaRef(ref) : input, createdAt: now });

@@ -5,7 +5,7 @@ import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
 import type { MapFn, MapOptions, MapOutcome } from "./fan-out.ts";
 import type { Saga } from "./saga.ts";
-import type { ConcurrencyOptions } from "./flow-control.ts";
+import type { ConcurrencyOptions, RateLimitOptions } from "./flow-control.ts";
 import type { ChildOptions } from "./children.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
@@ -280,6 +280,16 @@ export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap
    * ```
    */
   concurrency?: ConcurrencyOptions<StandardSchemaV1.InferOutput<IS>>;
+  /**
+   * At most `limit` runs of one key start within any `period`; the others are delayed (or, with
+   * `onLimit: "reject"`, refused by `client.start` with `RateLimitedError`).
+   *
+   * @example
+   * ```ts
+   * durable({ name: "notify", input: Msg, rateLimit: { key: (m) => m.userId, limit: 5, period: "1m" } }, notifyBody);
+   * ```
+   */
+  rateLimit?: RateLimitOptions<StandardSchemaV1.InferOutput<IS>>;
 }
 
 /** A workflow definition: what `durable()` returns and every runtime takes. */
@@ -292,6 +302,8 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
   readonly timeoutMs?: number;
   /** Flow control per key, if any. */
   readonly concurrency?: ConcurrencyOptions<I>;
+  /** A rate limit per key, with its period in ms, if any. */
+  readonly rateLimit?: RateLimitOptions<I> & { periodMs: number };
   /** What runs record as their workflow: the name for version 1, `name@v<version>` after. */
   readonly key: string;
   readonly input: StandardSchemaV1<unknown, I>;
@@ -363,6 +375,7 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
     key: workflowKey(options.name, version),
     ...(options.timeout === undefined ? {} : { timeoutMs: parseDuration(options.timeout) }),
     ...(options.concurrency === undefined ? {} : { concurrency: checkConcurrency(options.name, options.concurrency) }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: { ...options.rateLimit, ...checkConcurrency(options.name, options.rateLimit), periodMs: parseDuration(options.rateLimit.period) } }),
     input: options.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<IS>>,
     signals: (options.signals ?? {}) as S,
     retry: resolveRetry(options.retries),

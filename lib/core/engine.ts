@@ -16,7 +16,7 @@ import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import { journalIdOf } from "./incarnation.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
 import { childPort, notifyParent, requestCancel } from "./engine-runs.ts";
-import { enter, flowScope, leave, QUEUED_RECHECK_MS } from "./flow-control.ts";
+import { enter, flowScope, leave, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
 import { zodIssues } from "./zod-issues.ts";
 import { isPayloadFault, loadRef, metaRef, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
@@ -170,6 +170,18 @@ export class Engine {
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
     }
 
+    const rate = workflow.rateLimit;
+    if (rate && rate.onLimit !== "reject" && view.stepIds().length === 0) {
+      // A run's first execution takes its start from the rate window, or waits for one.
+      const scope = rateScope(workflow.key, String(rate.key(input.data)));
+      const now = clock.now();
+      if (!(await store.takeSlot(scope, rate.limit, { runId, expiresAt: now + rate.periodMs }, now))) {
+        const wakeAt = now + Math.max(1_000, Math.ceil(rate.periodMs / rate.limit));
+        const ok = await this.release(runId, token, { now, wakeAt, waitingFor: `rate-limited:${scope}` });
+        if (ok) await this.o.wakes.schedule({ runId, at: wakeAt, reason: "start", key: "rate" });
+        return ok ? { status: "queued", scope } : { status: "lost-lease" };
+      }
+    }
     const flow = workflow.concurrency;
     if (flow) {
       const scope = flowScope(workflow.key, String(flow.key(input.data)));

@@ -334,6 +334,31 @@ export class ChildFailedError extends WaymarkError {
 }
 
 /**
+ * `client.start` refused a run over its workflow's rate limit (`rateLimit: { onLimit: "reject" }`).
+ * Nothing was written. Retryable: try again later.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.start(notify, { runId, input });
+ * } catch (err) {
+ *   if (err instanceof RateLimitedError) return respond(429);
+ *   throw err;
+ * }
+ * ```
+ */
+export class RateLimitedError extends WaymarkError {
+  override readonly name = "RateLimitedError" as const;
+  readonly retryable = true;
+  constructor(
+    readonly workflow: string,
+    readonly key: string,
+  ) {
+    super(`workflow "${workflow}": more starts for key "${key}" than its rate limit allows; try again later`);
+  }
+}
+
+/**
  * An at-most-once step's body was started and never finished (its process died, or froze past its
  * lease): the body is not run again. Thrown into the workflow on every replay, so the workflow can
  * reconcile with the provider (look the operation up by its idempotency key) or compensate.

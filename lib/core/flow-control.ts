@@ -5,8 +5,12 @@
  * crashed holder's slot comes free when the lease would have; a run that finds every slot held
  * queues (ordered by when it was created) and waits. Whoever frees a slot wakes the first run of
  * the queue. The slots and the queue are store operations in the one contract suite.
+ *
+ * Rate limits per key reuse the slots: a start takes a slot that expires one period later, so at
+ * most `limit` slots are live in any window of that length (a sliding window).
  */
 import type { Clock, JournalStore, WakeQueue } from "../ports.ts";
+import type { Duration } from "./duration.ts";
 
 export interface ConcurrencyOptions<I> {
   /** The key runs share a limit by (a customer id, a tenant). Method syntax: any workflow fits `AnyWorkflow`. */
@@ -47,4 +51,23 @@ export async function leave(o: FlowPorts, scope: string, runId: string): Promise
   const now = o.clock.now();
   await o.store.markDue(next, now);
   await o.wakes.schedule({ runId: next, at: now, reason: "start", key: "slot" });
+}
+
+export interface RateLimitOptions<I> {
+  /** The key starts are counted by. */
+  key(input: I): string;
+  /** Most runs of one key that start within any `period`. */
+  limit: number;
+  period: Duration;
+  /**
+   * `delay` (default): a run over the rate waits (`waitingFor: rate-limited:<scope>`) and starts
+   * when the window lets it. `reject`: `client.start` refuses it with `RateLimitedError`, and no
+   * run is created.
+   */
+  onLimit?: "delay" | "reject";
+}
+
+/** The scope of a run's rate window: its slots expire a period after they were taken. */
+export function rateScope(workflowKey: string, key: string): string {
+  return `rate:${workflowKey}:${key}`;
 }

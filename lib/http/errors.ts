@@ -4,6 +4,7 @@
  * with a generic message; the details go to the host's log only.
  */
 import {
+  RateLimitedError,
   InvalidInputError,
   RunConflictError,
   RunFinishedError,
@@ -77,6 +78,7 @@ export function errorResponse(err: unknown, onFault: (err: unknown) => void): Ht
   if (err instanceof WaitResolvedError) return fail(409, { ...base(err), decision: err.decision });
   if (err instanceof RunConflictError || err instanceof RunFinishedError || err instanceof SignalConflictError) return fail(409, base(err));
   if (err instanceof RunNotFoundError || err instanceof UnknownSignalError || err instanceof WaitNotFoundError) return fail(404, base(err));
+  if (err instanceof RateLimitedError) return fail(429, base(err), { "retry-after": "1" });
   if (err instanceof UnknownWorkflowError) {
     // The run exists but this deployment does not know its workflow: ours to fix, retry later.
     onFault(err);

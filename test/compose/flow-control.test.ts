@@ -82,3 +82,40 @@ describe("durable({ concurrency: { key, limit } })", () => {
     }
   });
 });
+
+describe("durable({ rateLimit: { key, limit, period } })", () => {
+  it("delays starts beyond the rate to later windows (a sliding window per key)", async () => {
+    const { createTestRuntime } = await import("waymark/testing");
+    const ran: Array<[string, number]> = [];
+    const notify = durable({ name: "notify", input: z.object({ user: z.string() }), rateLimit: { key: (i) => i.user, limit: 2, period: "1m" } }, async (_in, step) =>
+      step.run("send", () => void ran.push([step.runId, rt.clock.now() - t0])),
+    );
+    const rt = createTestRuntime({ workflows: [notify] });
+    const t0 = rt.clock.now();
+    for (const id of ["n1", "n2", "n3", "n4", "n5"]) await rt.start(notify, { runId: id, input: { user: "ana" } });
+    await rt.start(notify, { runId: "other", input: { user: "ben" } }); // another key is not held back
+    expect(ran.map(([id]) => id).sort()).toEqual(["n1", "n2", "other"]);
+    expect(await rt.get("n3")).toMatchObject({ status: "suspended", waitingFor: "rate-limited:rate:notify:ana" });
+    await rt.advance("1m");
+    expect(ran.filter(([, at]) => at >= 60_000 && at < 120_000)).toHaveLength(2);
+    await rt.advance("1m");
+    expect(ran.map(([id]) => id).sort()).toEqual(["n1", "n2", "n3", "n4", "n5", "other"]);
+    // Never more than 2 starts of one key within any minute.
+    const ana = ran.filter(([id]) => id !== "other").map(([, at]) => at).sort((a, b) => a - b);
+    for (let i = 2; i < ana.length; i++) expect((ana[i] ?? 0) - (ana[i - 2] ?? 0)).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it("onLimit: reject — client.start refuses with RateLimitedError and writes nothing", async () => {
+    const { createTestRuntime } = await import("waymark/testing");
+    const { RateLimitedError } = await import("waymark");
+    const strict = durable({ name: "strict", input: z.object({ user: z.string() }), rateLimit: { key: (i) => i.user, limit: 1, period: "10s", onLimit: "reject" } }, async () => "ok");
+    const rt = createTestRuntime({ workflows: [strict] });
+    await rt.start(strict, { runId: "a1", input: { user: "ana" } });
+    expect((await rt.client.start(strict, { runId: "a1", input: { user: "ana" } })).created).toBe(false); // a retried start keeps its count
+    await expect(rt.client.start(strict, { runId: "a2", input: { user: "ana" } })).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(rt.get("a2")).rejects.toMatchObject({ name: "RunNotFoundError" });
+    await rt.advance("10s");
+    await rt.start(strict, { runId: "a2", input: { user: "ana" } });
+    expect((await rt.get("a2")).status).toBe("completed");
+  });
+});
