@@ -24,7 +24,7 @@ import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VAL
 import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
 import { journalIdOf } from "./core/incarnation.ts";
-import { rateScope } from "./core/flow-control.ts";
+import { debounceScope, rateScope } from "./core/flow-control.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
@@ -132,7 +132,12 @@ export class Client {
     // After continueAsNew the run holds its latest input; a retried start is judged by workflow alone.
     const sameStart = run.workflow === name && ((run.incarnation ?? 1) > 1 || (await this.sameValue(run.input, input)));
     if (!created && !sameStart) throw new RunConflictError(runId);
-    if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+    const debounce = def.debounce;
+    if (debounce) {
+      // This start is the key's latest; the run waits out the period, then runs only if still so.
+      await this.o.store.markLatest(debounceScope(def.key, String(debounce.key(parsed.data))), runId, run.createdAt);
+      if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: run.createdAt + debounce.periodMs, reason: "start", key: "start" });
+    } else if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: now, reason: "start", key: "start" });
     return { runId, created, run };
   }
 

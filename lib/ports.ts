@@ -198,6 +198,13 @@ export interface JournalStore {
   enqueue(scope: string, runId: string, at: number): Promise<void>;
   /** Takes the first run off the queue of `scope` (undefined when empty); each queued run is taken once. */
   dequeue(scope: string): Promise<string | undefined>;
+  /**
+   * Debounce: records `runId` as the latest start of `scope` unless a later one (by `at`) is
+   * recorded already. Idempotent.
+   */
+  markLatest(scope: string, runId: string, at: number): Promise<void>;
+  /** The latest start recorded for `scope`, if any. */
+  latest(scope: string): Promise<string | undefined>;
 }
 
 /** Who holds a flow-control slot, until when (renewed with the run's lease). */

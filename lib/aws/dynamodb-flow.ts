@@ -73,3 +73,27 @@ export async function dequeue(client: DynamoDBClient, table: string, scope: stri
   }
   return undefined;
 }
+
+const latestKey = (scope: string) => ({ pk: s(`flowl#${scope}`), sk: s("latest") });
+
+/** Records the latest start of a scope; a later one (by time, then run id) is never overwritten. */
+export async function markLatest(client: DynamoDBClient, table: string, scope: string, runId: string, at: number): Promise<void> {
+  const { PutItemCommand } = await dynamodbSdk();
+  try {
+    await retryConflicts(() => client.send(new PutItemCommand({
+      TableName: table,
+      Item: { ...latestKey(scope), runId: s(runId), at: n(at) },
+      ConditionExpression: "attribute_not_exists(pk) OR #at < :at OR (#at = :at AND runId <= :me)",
+      ExpressionAttributeNames: { "#at": "at" },
+      ExpressionAttributeValues: { ":at": n(at), ":me": s(runId) },
+    })));
+  } catch (err) {
+    if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
+  }
+}
+
+export async function latest(client: DynamoDBClient, table: string, scope: string): Promise<string | undefined> {
+  const { GetItemCommand } = await dynamodbSdk();
+  const out = await retryConflicts(() => client.send(new GetItemCommand({ TableName: table, Key: latestKey(scope), ConsistentRead: true })));
+  return out.Item?.runId?.S;
+}

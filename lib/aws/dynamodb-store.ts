@@ -282,6 +282,14 @@ export class DynamoJournalStore implements JournalStore {
     return flow.dequeue(this.client, this.table, scope);
   }
 
+  markLatest(scope: string, runId: string, at: number): Promise<void> {
+    return flow.markLatest(this.client, this.table, scope, runId, at);
+  }
+
+  latest(scope: string): Promise<string | undefined> {
+    return flow.latest(this.client, this.table, scope);
+  }
+
   listRuns(query: ListQuery): Promise<RunPage> {
     return listRuns(this.client, this.table, query);
   }

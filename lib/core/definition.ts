@@ -5,7 +5,7 @@ import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
 import type { MapFn, MapOptions, MapOutcome } from "./fan-out.ts";
 import type { Saga } from "./saga.ts";
-import type { ConcurrencyOptions, RateLimitOptions } from "./flow-control.ts";
+import type { ConcurrencyOptions, DebounceOptions, RateLimitOptions } from "./flow-control.ts";
 import type { ChildOptions } from "./children.ts";
 import { type RetryOptions, type RetryPolicy, resolveRetry } from "./retry.ts";
 
@@ -290,6 +290,17 @@ export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap
    * ```
    */
   rateLimit?: RateLimitOptions<StandardSchemaV1.InferOutput<IS>>;
+  /**
+   * The last start of a key within `period` wins: a run waits `period` after its start, and a
+   * later start of the same key within that time supersedes it (it ends `cancelled`, reason
+   * `superseded by <runId>`, having run nothing).
+   *
+   * @example
+   * ```ts
+   * durable({ name: "reindex", input: Doc, debounce: { key: (d) => d.docId, period: "30s" } }, reindexBody);
+   * ```
+   */
+  debounce?: DebounceOptions<StandardSchemaV1.InferOutput<IS>>;
 }
 
 /** A workflow definition: what `durable()` returns and every runtime takes. */
@@ -304,6 +315,8 @@ export interface Workflow<I = unknown, O = unknown, S extends SignalMap = Signal
   readonly concurrency?: ConcurrencyOptions<I>;
   /** A rate limit per key, with its period in ms, if any. */
   readonly rateLimit?: RateLimitOptions<I> & { periodMs: number };
+  /** Debouncing per key, with its period in ms, if any. */
+  readonly debounce?: DebounceOptions<I> & { periodMs: number };
   /** What runs record as their workflow: the name for version 1, `name@v<version>` after. */
   readonly key: string;
   readonly input: StandardSchemaV1<unknown, I>;
@@ -375,6 +388,7 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
     key: workflowKey(options.name, version),
     ...(options.timeout === undefined ? {} : { timeoutMs: parseDuration(options.timeout) }),
     ...(options.concurrency === undefined ? {} : { concurrency: checkConcurrency(options.name, options.concurrency) }),
+    ...(options.debounce === undefined ? {} : { debounce: { ...options.debounce, periodMs: parseDuration(options.debounce.period) } }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: { ...options.rateLimit, ...checkConcurrency(options.name, options.rateLimit), periodMs: parseDuration(options.rateLimit.period) } }),
     input: options.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<IS>>,
     signals: (options.signals ?? {}) as S,

@@ -16,7 +16,7 @@ import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import { journalIdOf } from "./incarnation.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
 import { childPort, notifyParent, requestCancel } from "./engine-runs.ts";
-import { enter, flowScope, leave, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
+import { debounceScope, enter, flowScope, leave, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
 import { zodIssues } from "./zod-issues.ts";
 import { isPayloadFault, loadRef, metaRef, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
@@ -170,6 +170,19 @@ export class Engine {
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
     }
 
+    const debounce = workflow.debounce;
+    if (debounce && view.stepIds().length === 0) {
+      // Debounced: wait out the period from the start, then run only if no later start came.
+      const now = clock.now();
+      const due = journal.run.createdAt + debounce.periodMs;
+      if (now < due) {
+        const ok = await this.release(runId, token, { now, wakeAt: due, waitingFor: "debounce" });
+        if (ok) await this.o.wakes.schedule({ runId, at: due, reason: "start", key: "start" });
+        return ok ? { status: "suspended", wakeAt: due, waitingFor: "debounce" } : { status: "lost-lease" };
+      }
+      const latest = await store.latest(debounceScope(workflow.key, String(debounce.key(input.data))));
+      if (latest !== undefined && latest !== runId) return this.finish(runId, token, { type: "cancelled", reason: `superseded by ${latest}` });
+    }
     const rate = workflow.rateLimit;
     if (rate && rate.onLimit !== "reject" && view.stepIds().length === 0) {
       // A run's first execution takes its start from the rate window, or waits for one.

@@ -71,3 +71,15 @@ export interface RateLimitOptions<I> {
 export function rateScope(workflowKey: string, key: string): string {
   return `rate:${workflowKey}:${key}`;
 }
+
+export interface DebounceOptions<I> {
+  /** The key starts are debounced by. */
+  key(input: I): string;
+  /** A run waits this long after its start; a later start of its key within it supersedes it. */
+  period: Duration;
+}
+
+/** The scope of a key's latest start. */
+export function debounceScope(workflowKey: string, key: string): string {
+  return `debounce:${workflowKey}:${key}`;
+}

@@ -111,7 +111,8 @@ function migrate(db: Database): void {
         -- Flow control: slots held by executing runs, and the runs queued for them.
         CREATE TABLE flow_slots (scope TEXT NOT NULL, idx INTEGER NOT NULL, run_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, idx));
         CREATE TABLE flow_queue (scope TEXT NOT NULL, run_id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (scope, run_id));
-        CREATE INDEX flow_queue_order ON flow_queue (scope, at, run_id);`);
+        CREATE INDEX flow_queue_order ON flow_queue (scope, at, run_id);
+        CREATE TABLE flow_latest (scope TEXT PRIMARY KEY, run_id TEXT NOT NULL, at INTEGER NOT NULL);`);
     }
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();

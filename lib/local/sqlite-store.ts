@@ -317,6 +317,14 @@ export class SqliteJournalStore implements JournalStore {
     return this.flow.dequeue(scope);
   }
 
+  async markLatest(scope: string, runId: string, at: number): Promise<void> {
+    this.flow.markLatest.run(scope, runId, at);
+  }
+
+  async latest(scope: string): Promise<string | undefined> {
+    return this.flow.latest.get(scope)?.run_id;
+  }
+
   async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
     return this.purge(now, limit);
   }
@@ -388,5 +396,10 @@ function flowStatements(db: Database) {
     free: db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?"),
     enqueue: db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING"),
     dequeue: dequeue.immediate,
+    markLatest: db.prepare<[string, string, number]>(`
+      INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
+      ON CONFLICT (scope) DO UPDATE SET run_id = excluded.run_id, at = excluded.at
+      WHERE excluded.at > flow_latest.at OR (excluded.at = flow_latest.at AND excluded.run_id > flow_latest.run_id)`),
+    latest: db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_latest WHERE scope = ?"),
   };
 }

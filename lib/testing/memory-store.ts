@@ -53,6 +53,7 @@ export class MemoryJournalStore implements JournalStore {
   private readonly runs = new Map<string, RunMeta>();
   private readonly slots = new Map<string, Array<SlotHolder | undefined>>();
   private readonly queues = new Map<string, Map<string, number>>();
+  private readonly latestByScope = new Map<string, { runId: string; at: number }>();
   /**
    * Records by run, in write order (a Map keeps insertion order). Kept apart from the runs, as
    * the production stores keep them: a record is stored even if its run does not exist (yet).
@@ -257,6 +258,15 @@ export class MemoryJournalStore implements JournalStore {
     if (!first) return undefined;
     queue.delete(first[0]);
     return first[0];
+  }
+
+  async markLatest(scope: string, runId: string, at: number): Promise<void> {
+    const now = this.latestByScope.get(scope);
+    if (!now || now.at < at || (now.at === at && now.runId < runId)) this.latestByScope.set(scope, { runId, at });
+  }
+
+  async latest(scope: string): Promise<string | undefined> {
+    return this.latestByScope.get(scope)?.runId;
   }
 
   /** The run's meta if `token` is its current lease and it has not finished. */

@@ -119,3 +119,26 @@ describe("durable({ rateLimit: { key, limit, period } })", () => {
     expect((await rt.get("a2")).status).toBe("completed");
   });
 });
+
+describe("durable({ debounce: { key, period } })", () => {
+  it("the last start of a key within the period wins; earlier ones end cancelled, having run nothing", async () => {
+    const { createTestRuntime } = await import("waymark/testing");
+    const ran: string[] = [];
+    const reindex = durable({ name: "reindex", input: z.object({ doc: z.string(), v: z.number() }), debounce: { key: (i) => i.doc, period: "30s" } }, async ({ v }, step) =>
+      step.run("index", () => (ran.push(`${step.runId}@${v}`), v)),
+    );
+    const rt = createTestRuntime({ workflows: [reindex] });
+    await rt.start(reindex, { runId: "d1", input: { doc: "a", v: 1 } });
+    await rt.advance("10s");
+    await rt.start(reindex, { runId: "d2", input: { doc: "a", v: 2 } });
+    await rt.start(reindex, { runId: "e1", input: { doc: "b", v: 9 } }); // another key
+    expect(ran).toEqual([]);
+    await rt.advance("20s"); // d1's period is over, but d2 came after it
+    expect(await rt.get("d1")).toMatchObject({ status: "cancelled", error: { fields: { reason: "superseded by d2" } } });
+    expect(ran).toEqual([]);
+    await rt.advance("10s");
+    expect(await rt.get("d2")).toMatchObject({ status: "completed", result: 2 });
+    expect(await rt.get("e1")).toMatchObject({ status: "completed", result: 9 });
+    expect(ran.sort()).toEqual(["d2@2", "e1@9"]);
+  });
+});

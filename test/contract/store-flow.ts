@@ -34,4 +34,16 @@ export function flowTests(store: () => JournalStore): void {
     expect(await store().dequeue(scope)).toBe("r3");
     expect(await store().dequeue(scope)).toBeUndefined();
   });
+
+  it("markLatest keeps the latest start by time (ties by run id), whatever order the writes come in", async () => {
+    const scope = freshId("latest");
+    expect(await store().latest(scope)).toBeUndefined();
+    await store().markLatest(scope, "r2", T + 2);
+    await store().markLatest(scope, "r1", T + 1); // late write of an earlier start: ignored
+    expect(await store().latest(scope)).toBe("r2");
+    await new LostResponseStore(store()).lose("markLatest").store.markLatest(scope, "r3", T + 3);
+    expect(await store().latest(scope)).toBe("r3");
+    await store().markLatest(scope, "r0", T + 3); // a tie goes to the greater run id
+    expect(await store().latest(scope)).toBe("r3");
+  });
 }
