@@ -1,7 +1,7 @@
 /**
  * Fan-out figures (issue 11): `step.map` over 1,000 items with `concurrency: 50` on a SQLite file
- * and on DynamoDB Local (started here), and a fan-out of 1,000 child runs (`step.invoke`) on the
- * local runtime: wall time, and journal store operations per item (counted at the port, so every
+ * and on DynamoDB Local (started here), a fan-out of 1,000 child runs (`step.invoke`) on the local
+ * runtime, and what a concurrency limit adds to a run's start and invocation: wall time, and journal store operations per item (counted at the port, so every
  * store counts the same way). Printed, never asserted. Run by `npm run bench`.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -85,6 +85,43 @@ async function childrenOnSqlite(dir: string): Promise<string[]> {
   }
 }
 
+/** One-step runs started and invoked one after another, with and without a concurrency limit (never reached). */
+async function flowOverhead(dir: string): Promise<string[]> {
+  const plain = durable({ name: "plain", input: z.object({ k: z.string() }) }, async (_in, step) => step.run("s", () => 1));
+  const limited = durable({ name: "limited", input: z.object({ k: z.string() }), concurrency: { key: (i) => i.k, limit: 1_000 } }, async (_in, step) => step.run("s", () => 1));
+  const db = openLocalDatabase(join(dir, "flow.db"));
+  try {
+    const c = counting(new SqliteJournalStore(db));
+    const ports = { store: c.store, wakes: new MemoryWakeQueue(), clock: systemClock, workflows: createRegistry([plain, limited]) };
+    const client = new Client(ports);
+    const engine = new Engine({ ...ports, owner: "bench" });
+    const N = 200;
+    let seq = 0;
+    const per = async (wf: typeof plain) =>
+      repeat(async () => {
+        const ids = Array.from({ length: N }, () => `${wf.name}-${seq++}`);
+        return timed(async () => {
+          for (const id of ids) {
+            await client.start(wf, { runId: id, input: { k: "tenant-1" } });
+            await engine.invoke(id);
+          }
+        }).then((ms) => ms / N);
+      }, { runs: 5, warmup: 1 });
+    const a = await per(plain);
+    const b = await per(limited as unknown as typeof plain);
+    c.reset();
+    await client.start(limited, { runId: "ops", input: { k: "tenant-1" } });
+    await engine.invoke("ops");
+    const ops = c.calls();
+    c.reset();
+    await client.start(plain, { runId: "ops-plain", input: { k: "tenant-1" } });
+    await engine.invoke("ops-plain");
+    return ["SQLite file", `concurrency limit: +${fmt(b.median - a.median)} ms per run (${fmt(a.median)} → ${fmt(b.median)})`, fmt(b.median), fmt(b.min), `${ops} vs ${c.calls()} ops/run`];
+  } finally {
+    db.close();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "waymark-bench-compose-"));
   const dynamodb = await startDynamoDbLocal();
@@ -98,6 +135,7 @@ async function main(): Promise<void> {
     await client.send(new CreateTableCommand(journalTableInput(tableName)));
     rows.push(await mapOn("DynamoDB Local", new DynamoJournalStore({ client, tableName })));
     rows.push(await childrenOnSqlite(dir));
+    rows.push(await flowOverhead(dir));
   } finally {
     client.destroy();
     await dynamodb.stop();
@@ -106,7 +144,6 @@ async function main(): Promise<void> {
   console.log("\nFan-out (issue 11): step.map and child runs");
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   for (const r of rows) console.log(`  ${r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ")}`);
-  console.log("  Flow control per key (concurrency/rateLimit/debounce) is not built yet: no overhead figure.");
 }
 
 await main();
