@@ -37,7 +37,7 @@ describe("SQLite journal file", () => {
     expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
     expect(db.pragma("user_version", { simple: true })).toBe(2);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(["records", "runs", "wake_generation", "wakes"]);
+    expect(tables).toEqual(["flow_latest", "flow_queue", "flow_slots", "records", "runs", "wake_generation", "wakes"]);
     db.close();
     const again = openLocalDatabase(file);
     expect(again.pragma("user_version", { simple: true })).toBe(2);
