@@ -16,14 +16,15 @@ import {
   UnknownWorkflowError,
   WaitNotFoundError,
   WaitResolvedError,
-  type WaitDecision,
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
 import { serializeError } from "./core/error-codec.ts";
 import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
-import { JOURNAL_VERSION, type JournalRecord, type ResolutionRecord, type SignalRecord, type SignalSender, type StepRecord, keys, parseRecord } from "./core/records.ts";
+import { JOURNAL_VERSION, type JournalRecord, type SignalRecord, type SignalSender, keys, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
 import { journalIdOf } from "./core/incarnation.ts";
+import { askToCancel, followIncarnation } from "./core/engine-runs.ts";
+import { decision, findResolutionOf, type ResolutionContext, resolveSignal } from "./signal-resolution.ts";
 import { debounceScope, rateScope } from "./core/flow-control.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
@@ -190,7 +191,7 @@ export class Client {
     const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, ...value, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
     const journalId = journalIdOf(runId, run.incarnation);
     const put = await store.appendRecord(journalId, { key: keys.signal(signalId), body: record });
-    if (put.written) await this.followIncarnation(runId, run.incarnation, keys.signal(signalId), record);
+    if (put.written) await followIncarnation(this.o, runId, run.incarnation, keys.signal(signalId), record);
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);
       if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || !(await this.sameValue(existing.payloadRef ?? existing.payload, payload, existing.payloadRef !== undefined)) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
@@ -198,53 +199,7 @@ export class Client {
       }
     }
 
-    // Read after writing: either we see the wait, or the engine (which writes the wait, then
-    // reads signals) sees our signal. One of the two always resolves it.
-    const view = await this.view(runId);
-    const consumedBy = findResolutionOf(view, signalId);
-    if (consumedBy) {
-      // A retried delivery: the first may have died before its wake went out, so send it again.
-      await this.wake(runId);
-      return { signalId, status: "delivered", waitId: consumedBy };
-    }
-    const mine = view.signal(signalId);
-    if (mine?.lateFor !== undefined) {
-      const res = view.resolution(mine.lateFor);
-      if (res) throw new WaitResolvedError(runId, mine.lateFor, decision(res));
-    }
-    const target =
-      options.waitId !== undefined ? view.step(options.waitId) : view.openWaits().find((w) => w.signal === name);
-    if (!target || target.kind !== "wait") {
-      // By name, with no open wait: if the latest wait for this signal already timed out, this
-      // signal came too late for it. It is kept as a late event and the sender hears so (409),
-      // instead of "buffered" for a wait that may never come.
-      const missed = options.waitId === undefined ? latestWait(view, name) : undefined;
-      const decided = missed && view.resolution(missed.stepId);
-      if (missed && decided?.via === "timeout") {
-        await store.markLate(journalId, keys.signal(signalId), missed.stepId);
-        throw new WaitResolvedError(runId, missed.stepId, decision(decided));
-      }
-      return { signalId, status: "buffered" };
-    }
-    // By name, the oldest buffered signal goes first; by wait id, this very signal.
-    const chosen = options.waitId !== undefined ? signalId : (view.bufferedSignals(name)[0]?.signalId ?? signalId);
-    let res = view.resolution(target.stepId);
-    if (!res) {
-      const ours: ResolutionRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "resolution", stepId: target.stepId, via: "signal", signalId: chosen };
-      const put2 = await store.appendRecord(journalId, { key: keys.resolution(target.stepId), body: ours });
-      if (put2.written) {
-        // Wake first, then cancel the timeout: if the wake cannot be sent, the timeout still will.
-        await this.wake(runId);
-        if (target.timeoutAt !== undefined) await this.o.wakes.cancel(runId, `timeout:${target.stepId}`).catch(() => {});
-        res = ours;
-      } else {
-        res = parseRecord(runId, put2.existing.key, put2.existing.body) as ResolutionRecord;
-      }
-    }
-    if (res.signalId === signalId) return { signalId, status: "delivered", waitId: target.stepId };
-    if (chosen !== signalId && res.signalId === chosen) return { signalId, status: "buffered" };
-    await store.markLate(journalId, keys.signal(signalId), target.stepId);
-    throw new WaitResolvedError(runId, target.stepId, decision(res));
+    return resolveSignal(this.resolution(), runId, journalId, name, signalId, options.waitId);
   }
 
   /**
@@ -332,12 +287,7 @@ export class Client {
       // Nothing ran yet: nothing to compensate. (A first invocation racing this finds it finished.)
       if (await store.finishRun(runId, { now, status: "cancelled", error: serializeError(new CancelledError(reason)) })) return true;
     }
-    const body = { v: JOURNAL_VERSION, at: now, type: "cancel", reason };
-    await store.appendRecord(journalIdOf(runId, run.incarnation), { key: keys.cancel(), body });
-    // The run may have switched incarnations (continueAsNew) since it was read: follow it.
-    await this.followIncarnation(runId, run.incarnation, keys.cancel(), body);
-    await store.markDue(runId, now);
-    await this.o.wakes.schedule({ runId, at: now, reason: "cancel", key: "cancel" });
+    await askToCancel(this.o, runId, run.incarnation, reason);
     return true;
   }
 
@@ -363,15 +313,9 @@ export class Client {
     return canonicalJson(await loadRef(this.payloads, ref)) === canonicalJson(value);
   }
 
-  /**
-   * A record written to the incarnation that was current when the run was read: if the run has
-   * moved on since (continueAsNew), write it to the current one too (same body: idempotent). The
-   * switch moves unconsumed signals and a cancel itself; this covers a write that raced it.
-   */
-  private async followIncarnation(runId: string, read: number | undefined, key: string, body: unknown): Promise<void> {
-    const now = await this.o.store.getRun(runId);
-    if (!now || (now.incarnation ?? 1) === (read ?? 1) || TERMINAL_STATUSES.has(now.status)) return;
-    await this.o.store.appendRecord(journalIdOf(runId, now.incarnation), { key, body });
+  /** What resolving a delivered signal needs (signal-resolution.ts). */
+  private resolution(): ResolutionContext {
+    return { ...this.o, view: (runId) => this.view(runId), wake: (runId) => this.wake(runId) };
   }
 
   private async requireRun(runId: string): Promise<RunMeta> {
@@ -387,10 +331,6 @@ export class Client {
   }
 }
 
-function findResolutionOf(view: JournalView, signalId: string): string | undefined {
-  for (const id of view.stepIds()) if (view.resolution(id)?.signalId === signalId) return id;
-  return undefined;
-}
 
 /** Refuses a value the journal could not hold, before anything is written. */
 function tooLarge(value: unknown, path: "input" | "payload", limit: number): void {
@@ -398,16 +338,4 @@ function tooLarge(value: unknown, path: "input" | "payload", limit: number): voi
   if (size > limit) throw new InvalidInputError(`${path} too large`, [{ path, message: `${size} bytes as JSON, over the journal's limit of ${limit}; pass a reference (an S3 key) instead` }]);
 }
 
-/** The most recently recorded wait for a signal name, resolved or not. */
-function latestWait(view: JournalView, name: string): (StepRecord & { kind: "wait" }) | undefined {
-  let latest: (StepRecord & { kind: "wait" }) | undefined;
-  for (const id of view.stepIds()) {
-    const s = view.step(id);
-    if (s?.kind === "wait" && s.signal === name && (latest === undefined || s.at >= latest.at)) latest = s;
-  }
-  return latest;
-}
 
-function decision(r: ResolutionRecord): WaitDecision {
-  return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: r.via, at: r.at };
-}

@@ -1,14 +1,17 @@
 /**
  * What an invocation does to runs other than its own, and to its run's journal outside the
  * workflow's steps: start and cancel children, deliver a child's end to its parent, journal a
- * cancellation request. Plain functions over the ports, used by the engine.
+ * cancellation request, switch to the next incarnation. Plain functions over the ports, used by
+ * the engine (and the client, for cancellation).
  */
 import { serializeError } from "./error-codec.ts";
 import { CancelledError, InvalidInputError, RunConflictError, type SerializedError, UnknownWorkflowError } from "./errors.ts";
-import { JOURNAL_VERSION, keys, type ParentRecord } from "./records.ts";
+import { JOURNAL_VERSION, keyOf, keys, type ParentRecord } from "./records.ts";
 import { CHILD_SIGNAL, type ChildOutcome, type ChildPort } from "./children.ts";
 import { type Clock, type JournalStore, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
 import { journalIdOf } from "./incarnation.ts";
+import type { JournalView } from "./journal-view.ts";
+import type { InvocationResult } from "./engine-types.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
 import { validate } from "./validate.ts";
@@ -49,12 +52,33 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
     },
     cancel: async (runId, reason) => {
       const run = await store.getRun(runId);
-      if (!run || TERMINAL_STATUSES.has(run.status)) return;
-      await requestCancel(o, journalIdOf(runId, run.incarnation), reason);
-      await store.markDue(runId, clock.now());
-      await wakes.schedule({ runId, at: clock.now(), reason: "cancel", key: "cancel" });
+      if (run && !TERMINAL_STATUSES.has(run.status)) await askToCancel(o, runId, run.incarnation, reason);
     },
   };
+}
+
+/**
+ * Asks a run to cancel (`client.cancel`, a parent's cancellation): journals the request in the
+ * run's current incarnation (following a switch that raced it), marks the run due and wakes it.
+ */
+export async function askToCancel(o: Pick<RunOps, "store" | "clock" | "wakes">, runId: string, incarnation: number | undefined, reason: string): Promise<void> {
+  const body = { v: JOURNAL_VERSION, at: o.clock.now(), type: "cancel", reason };
+  await o.store.appendRecord(journalIdOf(runId, incarnation), { key: keys.cancel(), body });
+  await followIncarnation(o, runId, incarnation, keys.cancel(), body);
+  const now = o.clock.now();
+  await o.store.markDue(runId, now);
+  await o.wakes.schedule({ runId, at: now, reason: "cancel", key: "cancel" });
+}
+
+/**
+ * A record written to the incarnation that was current when the run was read: if the run has
+ * moved on since (continueAsNew), write it to the current one too (same body: idempotent). The
+ * switch moves unconsumed signals and a cancel itself; this covers a write that raced it.
+ */
+export async function followIncarnation(o: Pick<RunOps, "store">, runId: string, read: number | undefined, key: string, body: unknown): Promise<void> {
+  const now = await o.store.getRun(runId);
+  if (!now || (now.incarnation ?? 1) === (read ?? 1) || TERMINAL_STATUSES.has(now.status)) return;
+  await o.store.appendRecord(journalIdOf(runId, now.incarnation), { key, body });
 }
 
 /** Delivers a child's end to its parent's wait as a signal, and wakes the parent. Idempotent (one signal id per child). */
@@ -84,3 +108,24 @@ export async function requestCancel(o: Pick<RunOps, "store" | "clock">, journalI
   return typeof existing === "string" ? existing : reason;
 }
 
+/**
+ * The next incarnation: signals nobody consumed move to its journal first (same bodies, so a
+ * retry after a crash rewrites nothing), then one conditional write switches the run over, and
+ * a start wake runs it. A crash before the switch leaves this incarnation to be replayed, which
+ * ends here again.
+ */
+export async function continueAsNew(o: RunOps & { log?: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined }, runId: string, token: number, incarnation: number, view: JournalView, input: unknown): Promise<InvocationResult> {
+  const { store, clock } = o;
+  const next = incarnation + 1;
+  for (const signal of view.unconsumedSignals()) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
+  const parent = view.parent();
+  if (parent) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(parent), body: parent });
+  // A cancellation requested while this invocation ran (after its journal was read) goes along.
+  const cancel = await store.getRecord(journalIdOf(runId, incarnation), keys.cancel());
+  if (cancel) await store.appendRecord(journalIdOf(runId, next), { key: keys.cancel(), body: cancel.body });
+  const ok = await store.continueRun(runId, token, { now: clock.now(), input, incarnation: next });
+  if (!ok) return { status: "lost-lease" };
+  o.log?.({ event: "continued", runId, incarnation: next });
+  await o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "start" });
+  return { status: "continued", incarnation: next };
+}

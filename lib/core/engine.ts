@@ -15,8 +15,10 @@ import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import { journalIdOf } from "./incarnation.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
-import { childPort, notifyParent, requestCancel } from "./engine-runs.ts";
-import { debounceScope, enter, flowScope, leave, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
+import { childPort, continueAsNew, notifyParent, requestCancel } from "./engine-runs.ts";
+import { leave } from "./flow-control.ts";
+import { type Hold, startHeartbeat } from "./hold.ts";
+import { admit, type AdmissionPorts, unhosted } from "./admission.ts";
 import { zodIssues } from "./zod-issues.ts";
 import { isPayloadFault, loadRef, metaRef, Payloads, toMetaRef } from "./payloads.ts";
 import { validate } from "./validate.ts";
@@ -26,27 +28,6 @@ import type { EngineOptions, InvocationResult, InvokeOptions } from "./engine-ty
 
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
 const RETRY_AFTER_FAULT_MS = 5_000;
-/** Runs of a workflow no deploy here hosts are retried after 10 s, 40 s, 160 s, … up to an hour. */
-const UNHOSTED_FIRST_MS = 10_000;
-const UNHOSTED_MAX_MS = 3_600_000;
-const UNHOSTED = /^workflow-not-hosted:(?:.*):(\d+)$/;
-
-/** This invocation's hold on the run, as the engine knows it. */
-interface Hold {
-  token: number;
-  /** Lease expiry by this process's clock: the grant's, then each successful renewal's. */
-  expiresAt: number;
-  lost: boolean;
-  abandoned: boolean;
-  /** Ends the execution at once when a renewal is refused. */
-  onLost?: () => void;
-  /** Looks for a cancellation requested while running (each heartbeat). */
-  checkCancel?: () => void;
-  /** The flow-control slot this invocation holds (renewed with the lease, freed at its end). */
-  slot?: { scope: string; limit: number };
-  /** What this invocation did, for its `invocation` line. */
-  counts: { executed: number; replayed: number; retries: number };
-}
 
 export class Engine {
   private readonly ttl: number;
@@ -74,26 +55,7 @@ export class Engine {
     if (!acquired.acquired) return { status: acquired.reason === "held" ? "busy" : acquired.reason };
     const hold: Hold = { token: acquired.lease.token, expiresAt: acquired.lease.expiresAt, lost: false, abandoned: false, counts: { executed: 0, replayed: 0, retries: 0 } };
     const started = clock.now();
-    const heartbeat = setInterval(() => {
-      if (hold.abandoned) return;
-      const now = clock.now();
-      store.renewLease(runId, hold.token, now, this.ttl).then(
-        (renewed) => {
-          if (renewed) {
-            hold.expiresAt = Math.max(hold.expiresAt, now + this.ttl);
-            hold.checkCancel?.();
-            if (hold.slot) void store.takeSlot(hold.slot.scope, hold.slot.limit, { runId, expiresAt: hold.expiresAt }, now).catch(() => false);
-          } else {
-            // Taken over or cancelled: start nothing new, and end now rather than after the
-            // bodies still in flight (a worker must not sit on wakes for a run it lost).
-            hold.lost = true;
-            hold.onLost?.();
-          }
-        },
-        () => {},
-      );
-    }, Math.max(10, Math.floor(this.ttl / 3)));
-    heartbeat.unref();
+    const heartbeat = startHeartbeat(store, clock, this.ttl, runId, hold);
     const deadline = options.deadline ?? started + (this.o.maxInvocationMs ?? 15 * 60_000);
     try {
       const result = await this.execute(runId, hold, acquired.run, options, deadline);
@@ -119,7 +81,7 @@ export class Engine {
       if (!hold.lost && !hold.abandoned) await store.releaseLease(runId, hold.token, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
       throw err;
     } finally {
-      clearInterval(heartbeat);
+      heartbeat.stop();
       // The slot goes with the invocation; the first queued run of its key is woken.
       if (hold.slot && !hold.abandoned) await leave(this.o, hold.slot.scope, runId).catch(() => {});
     }
@@ -143,7 +105,7 @@ export class Engine {
     if (!journal) return { status: "missing" };
     const workflow = this.o.workflows.get(journal.run.workflow);
     // Another deploy may host it: wait for one, backing off, and say why in `waitingFor`.
-    if (!workflow) return this.unhosted(runId, token, journal.run.workflow, granted.waitingFor);
+    if (!workflow) return unhosted(this.admissionPorts(runId, token), runId, journal.run.workflow, granted.waitingFor);
     const budget = this.o.maxInvocations ?? 10_000;
     if (granted.invocations > budget) return this.finish(runId, token, { type: "failed", error: serializeError(new InvocationBudgetError(runId, budget)) });
 
@@ -170,41 +132,11 @@ export class Engine {
       return this.finish(runId, token, { type: "failed", error: serializeError(err) });
     }
 
-    const debounce = workflow.debounce;
-    if (debounce && view.stepIds().length === 0) {
-      // Debounced: wait out the period from the start, then run only if no later start came.
-      const now = clock.now();
-      const due = journal.run.createdAt + debounce.periodMs;
-      if (now < due) {
-        const ok = await this.release(runId, token, { now, wakeAt: due, waitingFor: "debounce" });
-        if (ok) await this.o.wakes.schedule({ runId, at: due, reason: "start", key: "start" });
-        return ok ? { status: "suspended", wakeAt: due, waitingFor: "debounce" } : { status: "lost-lease" };
-      }
-      const latest = await store.latest(debounceScope(workflow.key, String(debounce.key(input.data))));
-      if (latest !== undefined && latest !== runId) return this.finish(runId, token, { type: "cancelled", reason: `superseded by ${latest}` });
-    }
-    const rate = workflow.rateLimit;
-    if (rate && rate.onLimit !== "reject" && view.stepIds().length === 0) {
-      // A run's first execution takes its start from the rate window, or waits for one.
-      const scope = rateScope(workflow.key, String(rate.key(input.data)));
-      const now = clock.now();
-      if (!(await store.takeSlot(scope, rate.limit, { runId, expiresAt: now + rate.periodMs }, now))) {
-        const wakeAt = now + Math.max(1_000, Math.ceil(rate.periodMs / rate.limit));
-        const ok = await this.release(runId, token, { now, wakeAt, waitingFor: `rate-limited:${scope}` });
-        if (ok) await this.o.wakes.schedule({ runId, at: wakeAt, reason: "start", key: "rate" });
-        return ok ? { status: "queued", scope } : { status: "lost-lease" };
-      }
-    }
-    const flow = workflow.concurrency;
-    if (flow) {
-      const scope = flowScope(workflow.key, String(flow.key(input.data)));
-      if (!(await enter(this.o, scope, flow.limit, runId, journal.run.createdAt, hold.expiresAt))) {
-        const now = clock.now();
-        const ok = await this.release(runId, token, { now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}` });
-        return ok ? { status: "queued", scope } : { status: "lost-lease" };
-      }
-      hold.slot = { scope, limit: flow.limit };
-    }
+    // Flow control: a debounce period, a rate window, a concurrency slot (admission.ts).
+    const admission = await admit(this.admissionPorts(runId, token), workflow, runId, journal.run.createdAt, input.data, view.stepIds().length === 0, hold.expiresAt);
+    if (admission.type === "finish") return this.finish(runId, token, admission.outcome);
+    if (admission.type === "wait") return admission.result;
+    if (admission.slot) hold.slot = admission.slot;
     const incarnation = journal.run.incarnation ?? 1;
     const journalId = journalIdOf(runId, incarnation);
     const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log);
@@ -280,7 +212,7 @@ export class Engine {
       }
       return { status: "lost-lease" };
     }
-    if (outcome.type === "continued") return this.continueAsNew(runId, token, incarnation, view, outcome.input);
+    if (outcome.type === "continued") return continueAsNew(this.o, runId, token, incarnation, view, outcome.input);
     // A child's end goes to its parent first: if finishing fails, the next invocation ends the
     // same way and delivers the same outcome again (same signal id: one signal).
     const parent = view.parent();
@@ -311,38 +243,9 @@ export class Engine {
     return { status: "abandoned", wakeAt };
   }
 
-  private async unhosted(runId: string, token: number, name: string, previous: string | undefined): Promise<InvocationResult> {
-    const { clock, store } = this.o;
-    const attempt = Number(UNHOSTED.exec(previous ?? "")?.[1] ?? 0) + 1;
-    const now = clock.now();
-    const wakeAt = now + Math.min(UNHOSTED_MAX_MS, UNHOSTED_FIRST_MS * 4 ** (attempt - 1));
-    this.o.log?.({ event: "unhosted", runId, workflow: name, attempt, wakeAt });
-    const ok = await store.releaseLease(runId, token, { now, wakeAt, waitingFor: `workflow-not-hosted:${name}:${attempt}` });
-    if (!ok) return { status: "lost-lease" };
-    // No wake is sent: the watchdog finds the run when `wakeAt` passes (and so does a deploy's).
-    return { status: "unhosted", workflow: name, wakeAt };
-  }
-
-  /**
-   * The next incarnation: signals nobody consumed move to its journal first (same bodies, so a
-   * retry after a crash rewrites nothing), then one conditional write switches the run over, and
-   * a start wake runs it. A crash before the switch leaves this incarnation to be replayed, which
-   * ends here again.
-   */
-  private async continueAsNew(runId: string, token: number, incarnation: number, view: JournalView, input: unknown): Promise<InvocationResult> {
-    const { store, clock } = this.o;
-    const next = incarnation + 1;
-    for (const signal of view.unconsumedSignals()) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
-    const parent = view.parent();
-    if (parent) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(parent), body: parent });
-    // A cancellation requested while this invocation ran (after its journal was read) goes along.
-    const cancel = await store.getRecord(journalIdOf(runId, incarnation), keys.cancel());
-    if (cancel) await store.appendRecord(journalIdOf(runId, next), { key: keys.cancel(), body: cancel.body });
-    const ok = await store.continueRun(runId, token, { now: clock.now(), input, incarnation: next });
-    if (!ok) return { status: "lost-lease" };
-    this.o.log?.({ event: "continued", runId, incarnation: next });
-    await this.o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "start" });
-    return { status: "continued", incarnation: next };
+  /** What admission needs: the ports, and the release of this invocation's lease. */
+  private admissionPorts(runId: string, token: number): AdmissionPorts {
+    return { ...this.o, release: (update) => this.release(runId, token, update) };
   }
 
   private async append(runId: string, journalId: string, record: JournalRecord): Promise<{ record: JournalRecord; won: boolean }> {
@@ -352,7 +255,7 @@ export class Engine {
       res = await this.o.store.appendRecord(journalId, { key, body: record });
     } catch (err) {
       // The answer may be lost while the write was applied: read the record back before giving up.
-      const existing = (await this.o.store.loadJournal(runId).catch(() => undefined))?.records.find((r) => r.key === key);
+      const existing = await this.o.store.getRecord(journalId, key).catch(() => undefined);
       if (!existing) throw err;
       res = sameBody(existing.body, record) ? { written: true } : { written: false, existing };
     }

@@ -2,6 +2,7 @@
  * The routes' actions, once the handler has matched, authenticated and parsed the request.
  * Each one is a single call into the client, which validates before it writes.
  */
+import { decision } from "../signal-resolution.ts";
 import * as z from "../core/shape.ts";
 import type { Client, HistoryEntry } from "../client.ts";
 import { RunFinishedError, SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
@@ -182,7 +183,7 @@ function decisionOf(entries: HistoryEntry[], waitId: string): WaitDecision | und
   for (const e of entries) {
     const r = e.record;
     if (r?.type !== "resolution" || r.stepId !== waitId) continue;
-    return r.via === "signal" ? { via: "signal", signalId: r.signalId ?? "", at: r.at } : { via: r.via, at: r.at };
+    return decision(r);
   }
   return undefined;
 }

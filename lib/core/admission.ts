@@ -1,0 +1,82 @@
+/**
+ * What a run must pass before its code runs in an invocation: its workflow hosted here (else it
+ * waits, backing off), its debounce period and still being its key's latest start, its rate
+ * window, and a concurrency slot of its key (flow-control.ts holds the rules and the scopes).
+ * Each refusal releases the lease with what the run now waits for; the engine does the rest.
+ */
+import type { AnyWorkflow } from "./definition.ts";
+import type { InvocationResult } from "./engine-types.ts";
+import { debounceScope, enter, flowScope, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
+import type { Clock, JournalStore, SuspendUpdate, WakeQueue } from "../ports.ts";
+
+export interface AdmissionPorts {
+  store: JournalStore;
+  clock: Clock;
+  wakes: WakeQueue;
+  log?: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined;
+  /** Releases this invocation's lease (false: it was lost). */
+  release(update: SuspendUpdate): Promise<boolean>;
+}
+
+export type Admission =
+  | { type: "run"; slot?: { scope: string; limit: number } }
+  /** Not now: the lease is released (or lost), and this is the invocation's result. */
+  | { type: "wait"; result: InvocationResult }
+  /** Never: end the run so. */
+  | { type: "finish"; outcome: { type: "cancelled"; reason: string } };
+
+/** Runs of a workflow no deploy here hosts are retried after 10 s, 40 s, 160 s, … up to an hour. */
+const UNHOSTED_FIRST_MS = 10_000;
+const UNHOSTED_MAX_MS = 3_600_000;
+const UNHOSTED = /^workflow-not-hosted:(?:.*):(\d+)$/;
+
+/** A run whose workflow (or version) is not hosted here: it waits, backing off, and says why. */
+export async function unhosted(o: AdmissionPorts, runId: string, workflow: string, previous: string | undefined): Promise<InvocationResult> {
+  const attempt = Number(UNHOSTED.exec(previous ?? "")?.[1] ?? 0) + 1;
+  const now = o.clock.now();
+  const wakeAt = now + Math.min(UNHOSTED_MAX_MS, UNHOSTED_FIRST_MS * 4 ** (attempt - 1));
+  o.log?.({ event: "unhosted", runId, workflow, attempt, wakeAt });
+  if (!(await o.release({ now, wakeAt, waitingFor: `workflow-not-hosted:${workflow}:${attempt}` }))) return { status: "lost-lease" };
+  // No wake is sent: the watchdog finds the run when `wakeAt` passes (and so does a deploy's).
+  return { status: "unhosted", workflow, wakeAt };
+}
+
+/** Waits until `wakeAt` with the lease released, woken by a wake of `key`. */
+async function waitUntil(o: AdmissionPorts, runId: string, wakeAt: number, waitingFor: string, key: string, result: InvocationResult): Promise<Admission> {
+  const ok = await o.release({ now: o.clock.now(), wakeAt, waitingFor });
+  if (ok) await o.wakes.schedule({ runId, at: wakeAt, reason: "start", key });
+  return { type: "wait", result: ok ? result : { status: "lost-lease" } };
+}
+
+/**
+ * The debounce, rate and concurrency rules of `workflow` for this run. `firstExecution` (no step
+ * recorded yet) is when a start is debounced and counted against the rate.
+ */
+export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, runId: string, createdAt: number, input: unknown, firstExecution: boolean, leaseExpiresAt: number): Promise<Admission> {
+  const { store, clock } = o;
+  const debounce = workflow.debounce;
+  if (debounce && firstExecution) {
+    // Wait out the period from the start, then run only if no later start of the key came.
+    const due = createdAt + debounce.periodMs;
+    if (clock.now() < due) return waitUntil(o, runId, due, "debounce", "start", { status: "suspended", wakeAt: due, waitingFor: "debounce" });
+    const latest = await store.latest(debounceScope(workflow.key, String(debounce.key(input))));
+    if (latest !== undefined && latest !== runId) return { type: "finish", outcome: { type: "cancelled", reason: `superseded by ${latest}` } };
+  }
+  const rate = workflow.rateLimit;
+  if (rate && rate.onLimit !== "reject" && firstExecution) {
+    // The first execution takes its start from the rate window, or waits for one.
+    const scope = rateScope(workflow.key, String(rate.key(input)));
+    const now = clock.now();
+    if (!(await store.takeSlot(scope, rate.limit, { runId, expiresAt: now + rate.periodMs }, now))) {
+      return waitUntil(o, runId, now + Math.max(1_000, Math.ceil(rate.periodMs / rate.limit)), `rate-limited:${scope}`, "rate", { status: "queued", scope });
+    }
+  }
+  const flow = workflow.concurrency;
+  if (!flow) return { type: "run" };
+  const scope = flowScope(workflow.key, String(flow.key(input)));
+  if (await enter(o, scope, flow.limit, runId, createdAt, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
+  // Queued: woken when a slot frees (the recheck is the backstop if that wake is lost).
+  const now = clock.now();
+  const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}` });
+  return { type: "wait", result: ok ? { status: "queued", scope } : { status: "lost-lease" } };
+}
