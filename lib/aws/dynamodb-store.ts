@@ -50,12 +50,12 @@ import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
 import { acquireUpdate, continueUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
 import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
-import { journalIdOf } from "../core/incarnation.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 import * as flow from "./dynamodb-flow.ts";
-import { deleteExpiredMeta, deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
+import { loadJournal } from "./dynamodb-journal.ts";
+import { deleteExpiredMeta, deleteRunRecords, expiredRunOf, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 
 export interface DynamoJournalStoreOptions {
   /** A configured client; `createJournalDynamoClient()` gives one with the journal's retry settings. */
@@ -101,7 +101,7 @@ export class DynamoJournalStore implements JournalStore {
     const existing = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(run.runId), ConsistentRead: true })));
     const nowS = Math.floor(run.createdAt / 1000);
     if (existing.Item && !isExpired(existing.Item, nowS)) return { created: false, run: decodeMeta(existing.Item) };
-    await this.sweepLeftovers(run.runId, run.createdAt);
+    await this.sweepLeftovers(run.runId, run.createdAt, existing.Item);
 
     const meta: RunMeta = {
       runId: run.runId,
@@ -140,51 +140,9 @@ export class DynamoJournalStore implements JournalStore {
     return out.Item && decodeMeta(out.Item);
   }
 
-  /**
-   * The first incarnation's records share the meta item's partition (one query reads both). A
-   * later incarnation's live under `run#<runId>~<k>`: once the meta item says so, the rest of
-   * the first partition is not read (its pages are dropped, not kept in memory).
-   */
-  async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
-    let run: RunMeta | undefined;
-    let records: Array<{ record: StoredRecord; writtenAt: number }> = [];
-    const wanted = (meta: RunMeta) => options.incarnation ?? meta.incarnation ?? 1;
-    await this.queryPartition(runId, (item) => {
-      if (item.sk?.S === META_SK) {
-        run = decodeMeta(item);
-        if (wanted(run) !== 1) return false; // stop: the records are elsewhere
-      } else records.push({ record: decodeRecord(item), writtenAt: Number(item[ATTR.writtenAt]?.N ?? 0) });
-      return true;
-    });
-    if (!run) return undefined;
-    const incarnation = wanted(run);
-    if (incarnation !== 1) {
-      records = [];
-      await this.queryPartition(journalIdOf(runId, incarnation), (item) => {
-        records.push({ record: decodeRecord(item), writtenAt: Number(item[ATTR.writtenAt]?.N ?? 0) });
-        return true;
-      });
-    }
-    // The table orders by key; the journal is read in write order (the timeline).
-    records.sort((a, b) => a.writtenAt - b.writtenAt);
-    return { run, records: records.map((r) => r.record) };
-  }
-
-  /** Every item of one partition, page by page, until `take` answers false. */
-  private async queryPartition(id: string, take: (item: Item) => boolean): Promise<void> {
-    const { QueryCommand } = await dynamodbSdk();
-    let start: Item | undefined;
-    do {
-      const out = await retryConflicts(() => this.client.send(new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": s(pkOf(id)) },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      })));
-      for (const item of out.Items ?? []) if (!take(item)) return;
-      start = out.LastEvaluatedKey;
-    } while (start !== undefined);
+  /** The meta item and the current (or asked-for) incarnation's records (dynamodb-journal.ts). */
+  loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
+    return loadJournal(this.client, this.table, runId, options.incarnation);
   }
 
   async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
@@ -333,44 +291,28 @@ export class DynamoJournalStore implements JournalStore {
 
   /**
    * Deletes records that a run id's previous life left behind (its meta item expired; the new
-   * one overwrites it). One small probe in the common case, where there are none. Each delete is
-   * conditional on the record being written well before this run started, so a concurrent
-   * creator's fresh records are never hit.
+   * one overwrites it), through retention's `deleteRunRecords`: an expired meta item still
+   * there says which incarnations to sweep; without one, a small probe of the first partition
+   * decides whether there is anything to do. Each delete is conditional on the record being
+   * written a minute before this run started, so a concurrent creator's fresh records are
+   * never hit.
    */
-  private async sweepLeftovers(runId: string, createdAt: number): Promise<void> {
-    const { QueryCommand, DeleteItemCommand } = await dynamodbSdk();
-    const probe = await retryConflicts(() => this.client.send(new QueryCommand({
-      TableName: this.table,
-      KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
-      ProjectionExpression: "sk",
-      ConsistentRead: true,
-      Limit: 2, // the meta item and one record at most: enough to tell whether records exist
-    })));
-    if (!(probe.Items ?? []).some((i) => i.sk?.S !== META_SK)) return;
-    const cutoffUs = (createdAt - 60_000) * 1000;
-    let start: Item | undefined;
-    do {
-      const page = await retryConflicts(() => this.client.send(new QueryCommand({
+  private async sweepLeftovers(runId: string, createdAt: number, expired: Item | undefined): Promise<void> {
+    const old = expired && expiredRunOf(expired);
+    if (!old) {
+      const { QueryCommand } = await dynamodbSdk();
+      const probe = await retryConflicts(() => this.client.send(new QueryCommand({
         TableName: this.table,
         KeyConditionExpression: "pk = :pk",
         ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
-        ProjectionExpression: "pk, sk",
+        ProjectionExpression: "sk",
         ConsistentRead: true,
-        ExclusiveStartKey: start,
+        Limit: 2, // the meta item and one record at most: enough to tell whether records exist
       })));
-      for (const key of page.Items ?? []) {
-        if (key.sk?.S === META_SK) continue;
-        await this.answer(retryConflicts(() => this.client.send(new DeleteItemCommand({
-          TableName: this.table,
-          Key: key,
-          ConditionExpression: "attribute_not_exists(#w) OR #w < :cutoff",
-          ExpressionAttributeNames: { "#w": ATTR.writtenAt },
-          ExpressionAttributeValues: { ":cutoff": n(cutoffUs) },
-        }))));
-      }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+      if (!(probe.Items ?? []).some((i) => i.sk?.S !== META_SK)) return;
+    }
+    // Everything written up to a minute before this run started is the previous life's.
+    await deleteRunRecords(this.client, this.table, { runId, createdAt: old?.createdAt ?? 0, expiresAt: Math.floor((createdAt - 60_000) / 1000), incarnation: old?.incarnation ?? 1 });
   }
 
   private async update(runId: string, { update: u, condition }: MetaUpdate, returnNew = false): Promise<Item | undefined> {

@@ -12,7 +12,6 @@
  * The local runtime's watchdog calls it; nothing else deletes.
  */
 import type { Statement } from "better-sqlite3";
-import type { SerializedError } from "../core/errors.ts";
 import {
   TERMINAL_STATUSES,
   type AcquireRequest,
@@ -28,39 +27,15 @@ import {
   type RunMeta,
   type RunPage,
   type SlotHolder,
-  type RunStatus,
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
 import type { Database } from "./database.ts";
 import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
 import { journalIdOf } from "../core/incarnation.ts";
+import { flowStatements } from "./sqlite-flow.ts";
+import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
-
-interface RunRow {
-  run_id: string;
-  workflow: string;
-  input: string | null;
-  status: string;
-  created_at: number;
-  updated_at: number;
-  wake_at: number | null;
-  waiting_for: string | null;
-  lease_token: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  invocations: number;
-  incarnation: number;
-  result: string | null;
-  error: string | null;
-  finished_at: number | null;
-}
-
-interface RecordRow {
-  key: string;
-  body: string;
-  late_for: string | null;
-}
 
 type Params = Record<string, string | number | null>;
 
@@ -328,78 +303,4 @@ export class SqliteJournalStore implements JournalStore {
   async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
     return this.purge(now, limit);
   }
-}
-
-function toMeta(row: RunRow): RunMeta {
-  const meta: RunMeta = {
-    runId: row.run_id,
-    workflow: row.workflow,
-    input: fromJson(row.input),
-    status: row.status as RunStatus,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    leaseToken: row.lease_token,
-    invocations: row.invocations,
-  };
-  if (row.wake_at !== null) meta.wakeAt = row.wake_at;
-  if (row.waiting_for !== null) meta.waitingFor = row.waiting_for;
-  if (row.lease_owner !== null && row.lease_expires_at !== null) {
-    meta.lease = { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at };
-  }
-  if (row.result !== null) meta.result = fromJson(row.result);
-  if (row.error !== null) meta.error = fromJson(row.error) as SerializedError;
-  if (row.finished_at !== null) meta.finishedAt = row.finished_at;
-  if (row.incarnation > 1) meta.incarnation = row.incarnation;
-  return meta;
-}
-
-function toRecord(row: RecordRow): StoredRecord {
-  const record: StoredRecord = { key: row.key, body: JSON.parse(row.body) };
-  if (row.late_for !== null) record.lateFor = row.late_for;
-  return record;
-}
-
-/** `undefined` (no value) is stored as SQL NULL, so it stays distinct from JSON `null`. */
-function toJson(value: unknown): string | null {
-  return JSON.stringify(value) ?? null;
-}
-
-function fromJson(text: string | null): unknown {
-  return text === null ? undefined : JSON.parse(text);
-}
-
-/** Flow control's statements: each operation one statement, or one IMMEDIATE transaction. */
-function flowStatements(db: Database) {
-  const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ?");
-  const put = db.prepare<[string, number, string, number]>("INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at");
-  const first = db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
-  const remove = db.prepare<[string, string]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ?");
-  const take = db.transaction((scope: string, limit: number, holder: SlotHolder, now: number): boolean => {
-    const held = slots.all(scope);
-    const mine = held.find((s) => s.run_id === holder.runId);
-    let idx = mine?.idx;
-    for (let i = 0; idx === undefined && i < limit; i++) {
-      const s = held.find((h) => h.idx === i);
-      if (!s || s.expires_at <= now) idx = i;
-    }
-    if (idx === undefined) return false;
-    put.run(scope, idx, holder.runId, holder.expiresAt);
-    return true;
-  });
-  const dequeue = db.transaction((scope: string): string | undefined => {
-    const row = first.get(scope);
-    if (row) remove.run(scope, row.run_id);
-    return row?.run_id;
-  });
-  return {
-    take: take.immediate,
-    free: db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?"),
-    enqueue: db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING"),
-    dequeue: dequeue.immediate,
-    markLatest: db.prepare<[string, string, number]>(`
-      INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
-      ON CONFLICT (scope) DO UPDATE SET run_id = excluded.run_id, at = excluded.at
-      WHERE excluded.at > flow_latest.at OR (excluded.at = flow_latest.at AND excluded.run_id > flow_latest.run_id)`),
-    latest: db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_latest WHERE scope = ?"),
-  };
 }

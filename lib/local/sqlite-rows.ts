@@ -1,0 +1,66 @@
+/** How runs and records look as rows of the SQLite file (schema: database.ts), and back. */
+import type { SerializedError } from "../core/errors.ts";
+import type { RunMeta, RunStatus, StoredRecord } from "../ports.ts";
+
+export interface RunRow {
+  run_id: string;
+  workflow: string;
+  input: string | null;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  wake_at: number | null;
+  waiting_for: string | null;
+  lease_token: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  invocations: number;
+  incarnation: number;
+  result: string | null;
+  error: string | null;
+  finished_at: number | null;
+}
+
+export interface RecordRow {
+  key: string;
+  body: string;
+  late_for: string | null;
+}
+
+export function toMeta(row: RunRow): RunMeta {
+  const meta: RunMeta = {
+    runId: row.run_id,
+    workflow: row.workflow,
+    input: fromJson(row.input),
+    status: row.status as RunStatus,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    leaseToken: row.lease_token,
+    invocations: row.invocations,
+  };
+  if (row.wake_at !== null) meta.wakeAt = row.wake_at;
+  if (row.waiting_for !== null) meta.waitingFor = row.waiting_for;
+  if (row.lease_owner !== null && row.lease_expires_at !== null) {
+    meta.lease = { owner: row.lease_owner, token: row.lease_token, expiresAt: row.lease_expires_at };
+  }
+  if (row.result !== null) meta.result = fromJson(row.result);
+  if (row.error !== null) meta.error = fromJson(row.error) as SerializedError;
+  if (row.finished_at !== null) meta.finishedAt = row.finished_at;
+  if (row.incarnation > 1) meta.incarnation = row.incarnation;
+  return meta;
+}
+
+export function toRecord(row: RecordRow): StoredRecord {
+  const record: StoredRecord = { key: row.key, body: JSON.parse(row.body) };
+  if (row.late_for !== null) record.lateFor = row.late_for;
+  return record;
+}
+
+/** `undefined` (no value) is stored as SQL NULL, so it stays distinct from JSON `null`. */
+export function toJson(value: unknown): string | null {
+  return JSON.stringify(value) ?? null;
+}
+
+export function fromJson(text: string | null): unknown {
+  return text === null ? undefined : JSON.parse(text);
+}
