@@ -78,5 +78,14 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, runId: str
   // Queued: woken when a slot frees (the recheck is the backstop if that wake is lost).
   const now = clock.now();
   const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}` });
-  return { type: "wait", result: ok ? { status: "queued", scope } : { status: "lost-lease" } };
+  if (!ok) return { type: "wait", result: { status: "lost-lease" } };
+  // A holder that left while we still held the lease may have taken us off the queue and woken
+  // us; that wake found us busy and is gone. So: back in the queue, and if a slot is free now,
+  // wake ourselves (the slot is only tried, not kept: we no longer hold the lease).
+  await store.enqueue(scope, runId, createdAt);
+  if (await store.takeSlot(scope, flow.limit, { runId, expiresAt: leaseExpiresAt }, clock.now())) {
+    await store.freeSlot(scope, runId);
+    await o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "slot" });
+  }
+  return { type: "wait", result: { status: "queued", scope } };
 }

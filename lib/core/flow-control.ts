@@ -43,14 +43,24 @@ export async function enter(o: FlowPorts, scope: string, limit: number, runId: s
   return o.store.takeSlot(scope, limit, { runId, expiresAt }, o.clock.now());
 }
 
-/** Frees the run's slot and wakes the first queued run, if any. */
+/**
+ * Frees the run's slot and wakes the first queued run that still waits. A run in the queue may no
+ * longer wait for a slot (it took one on its second try, or has ended): it is passed over, so
+ * the wake goes to a run that needs it. One that is in the middle of queueing itself looks again
+ * after it has released its lease (admission.ts).
+ */
 export async function leave(o: FlowPorts, scope: string, runId: string): Promise<void> {
   await o.store.freeSlot(scope, runId);
-  const next = await o.store.dequeue(scope);
-  if (next === undefined) return;
-  const now = o.clock.now();
-  await o.store.markDue(next, now);
-  await o.wakes.schedule({ runId: next, at: now, reason: "start", key: "slot" });
+  for (;;) {
+    const next = await o.store.dequeue(scope);
+    if (next === undefined) return;
+    const run = await o.store.getRun(next);
+    if (run?.status !== "suspended" || !run.waitingFor?.startsWith("queued:")) continue;
+    const now = o.clock.now();
+    await o.store.markDue(next, now);
+    await o.wakes.schedule({ runId: next, at: now, reason: "start", key: "slot" });
+    return;
+  }
 }
 
 export interface RateLimitOptions<I> {
