@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLocalRuntime, startDevServer, type DevServer, type LocalRuntime } from "waymark/local";
+import type { DevServer, LocalRuntime } from "waymark/local";
 import { createTestRuntime } from "waymark/testing";
 import { orderFlow, type Order } from "../../functions/order-flow.ts";
 import { FakePayments } from "../../functions/services/payments.ts";
@@ -14,13 +14,12 @@ import { FakeShop } from "../../functions/services/shop.ts";
 import { main } from "../../lib/cli/main.ts";
 import { createHttpHandler } from "../../lib/http/handler.ts";
 import { signRequest } from "../../lib/http/signing.ts";
-import { SECRET, parseBody, postJson, request, signed, snapshot, tempDir } from "./helpers.ts";
+import { SECRET, parseBody, postJson, request, signed, snapshot, startDevLab, stopDevLab, tempDir } from "./helpers.ts";
 import { until } from "../support/until.ts";
 
 let dir: string;
 let runtime: LocalRuntime;
 let server: DevServer;
-let base: string | undefined;
 
 const order = (id: string, approverEmail?: string): Order => ({
   orderId: id,
@@ -46,16 +45,10 @@ const mailFor = (orderId: string) =>
 beforeAll(async () => {
   dir = tempDir("waymark-e2e-");
   process.env.WAYMARK_DEMO_DIR = dir;
-  runtime = createLocalRuntime({ workflows: [orderFlow], file: join(dir, "journal.db"), webhook: { secret: SECRET, baseUrl: () => base } });
-  runtime.start();
-  server = await startDevServer({ runtime, port: 0, secret: SECRET });
-  base = server.url;
+  ({ runtime, server } = await startDevLab({ workflows: [orderFlow], file: join(dir, "journal.db") }));
 });
 
-afterAll(async () => {
-  await server.close();
-  await runtime.close();
-});
+afterAll(() => stopDevLab({ runtime, server }));
 
 describe("approving a waiting order through its link (local runtime + dev server)", () => {
   it("an approval POSTed to the emailed link resumes the run, which charges once and ships", async () => {

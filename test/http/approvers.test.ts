@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { durable } from "waymark";
-import { createLocalRuntime, startDevServer, type DevServer, type LocalRuntime } from "waymark/local";
+import type { DevServer, LocalRuntime } from "waymark/local";
 import type { ApprovalLink } from "../../lib/core/definition.ts";
-import { Approval, SECRET, snapshot, tempDir } from "./helpers.ts";
+import { Approval, SECRET, snapshot, startDevLab, stopDevLab, tempDir } from "./helpers.ts";
 import { until } from "../support/until.ts";
 
 const sent = new Map<string, ApprovalLink[]>();
@@ -29,19 +29,12 @@ const anyApprover = durable({ name: "any-approver", input: z.object({}).strict()
 
 let runtime: LocalRuntime;
 let server: DevServer;
-let base: string | undefined;
 
 beforeAll(async () => {
-  runtime = createLocalRuntime({ workflows: [namedApprovers, anyApprover], file: join(tempDir(), "journal.db"), webhook: { secret: SECRET, baseUrl: () => base } });
-  runtime.start();
-  server = await startDevServer({ runtime, port: 0, secret: SECRET });
-  base = server.url;
+  ({ runtime, server } = await startDevLab({ workflows: [namedApprovers, anyApprover], file: join(tempDir(), "journal.db") }));
 });
 
-afterAll(async () => {
-  await server.close();
-  await runtime.close();
-});
+afterAll(() => stopDevLab({ runtime, server }));
 
 async function post(url: string, payload: unknown) {
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) });

@@ -7,6 +7,7 @@ import { durable, type Client } from "waymark";
 import { signRequest } from "../../lib/http/signing.ts";
 import type { HttpRequest } from "../../lib/http/types.ts";
 import type { ApprovalLink } from "../../lib/core/definition.ts";
+import { createLocalRuntime, startDevServer, type DevServer, type LocalRuntime, type LocalRuntimeOptions } from "waymark/local";
 
 export const SECRET = "test-webhook-secret-0123456789abcdef";
 export const OTHER_SECRET = "another-webhook-secret-0123456789abcdef";
@@ -70,3 +71,21 @@ export const oneApproval = durable({ name: "one-approval", input: z.object({ n: 
   return decision.received ? { outcome: decision.payload.approved ? "approved" : "rejected", by: decision.payload.approver } : { outcome: "timed-out" };
 });
 
+
+/**
+ * A local runtime on `options.file` with the dev server in front of it (port 0, this file's
+ * SECRET), minting links that point at that server. Stop both with {@link stopDevLab}.
+ */
+export async function startDevLab(options: Omit<LocalRuntimeOptions, "webhook"> & { file: string }): Promise<{ runtime: LocalRuntime; server: DevServer }> {
+  let base: string | undefined;
+  const runtime = createLocalRuntime({ ...options, webhook: { secret: SECRET, baseUrl: () => base } });
+  runtime.start();
+  const server = await startDevServer({ runtime, port: 0, secret: SECRET });
+  base = server.url;
+  return { runtime, server };
+}
+
+export async function stopDevLab(lab: { runtime: LocalRuntime; server: DevServer }): Promise<void> {
+  await lab.server.close();
+  await lab.runtime.close();
+}

@@ -9,10 +9,10 @@ import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { durable } from "waymark";
-import { createLocalRuntime, startDevServer, type DevServer, type LocalRuntime } from "waymark/local";
+import type { DevServer, LocalRuntime } from "waymark/local";
 import type { ApprovalLink } from "../../lib/core/definition.ts";
 import { createHttpHandler } from "../../lib/http/handler.ts";
-import { Approval, SECRET, parseBody, request, snapshot, tempDir } from "./helpers.ts";
+import { Approval, SECRET, parseBody, request, snapshot, startDevLab, stopDevLab, tempDir } from "./helpers.ts";
 import { until } from "../support/until.ts";
 
 const links = new Map<string, ApprovalLink[]>();
@@ -26,20 +26,13 @@ const openEnded = durable({ name: "open-ended", input: z.object({}).strict(), si
 let file: string;
 let runtime: LocalRuntime;
 let server: DevServer;
-let base: string | undefined;
 
 beforeAll(async () => {
   file = join(tempDir(), "journal.db");
-  runtime = createLocalRuntime({ workflows: [openEnded], file, webhook: { secret: SECRET, baseUrl: () => base } });
-  runtime.start();
-  server = await startDevServer({ runtime, port: 0, secret: SECRET });
-  base = server.url;
+  ({ runtime, server } = await startDevLab({ workflows: [openEnded], file }));
 });
 
-afterAll(async () => {
-  await server.close();
-  await runtime.close();
-});
+afterAll(() => stopDevLab({ runtime, server }));
 
 const linkOf = (runId: string, n: number) => until(`link ${n} of ${runId}`, () => links.get(runId)?.[n]);
 const approve = (url: string, approver: string) =>
