@@ -8,23 +8,12 @@
  * once (`possibleReruns`).
  */
 import { describe, it } from "vitest";
-import { type JournalRecord, type RunMeta, TERMINAL_STATUSES } from "waymark";
+import type { JournalRecord } from "waymark";
 import { type CrashLab, withLab } from "./harness.ts";
-import { until } from "../support/until.ts";
 import { chargeFlow } from "./workflows.ts";
 
 const input = { orderId: "8472", amount: 129.5 } as const;
 
-async function finished(lab: CrashLab, runId: string): Promise<RunMeta> {
-  return until(
-    `run ${runId} to finish`,
-    async () => {
-      const run = await lab.client.get(runId);
-      return TERMINAL_STATUSES.has(run.status) ? run : undefined;
-    },
-    30_000,
-  );
-}
 
 /** Kills worker 1 at `crashAt`, then lets worker 2 finish the run on the same journal file. */
 async function killAndRestart(lab: CrashLab, runId: string, semantics: "at-least-once" | "at-most-once", crashAt: string) {
@@ -32,7 +21,7 @@ async function killAndRestart(lab: CrashLab, runId: string, semantics: "at-least
   const first = lab.spawn({ label: "1", runs: [runId], crashAt });
   await first.exit;
   const second = lab.spawn({ label: "2", runs: [runId] });
-  const run = await finished(lab, runId);
+  const run = await lab.finished(runId);
   await second.exit;
   return { first, second, run, records: await lab.records(runId) };
 }

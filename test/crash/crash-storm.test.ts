@@ -14,9 +14,8 @@
  * invocations may all have run it just the same.
  */
 import { describe, it } from "vitest";
-import { type JournalRecord, TERMINAL_STATUSES } from "waymark";
+import type { JournalRecord } from "waymark";
 import { withLab } from "./harness.ts";
-import { until } from "../support/until.ts";
 import { chargeFlow } from "./workflows.ts";
 
 describe("crash storm on an at-least-once step", () => {
@@ -37,14 +36,7 @@ describe("crash storm on an at-least-once step", () => {
           expect(lab.log.of(runId, "charge"), `charge bodies started after ${k} kills`).toHaveLength(k);
         }
         const last = lab.spawn({ label: "last", runs: [runId] });
-        const run = await until(
-          `run ${runId} to finish`,
-          async () => {
-            const r = await lab.client.get(runId);
-            return TERMINAL_STATUSES.has(r.status) ? r : undefined;
-          },
-          30_000,
-        );
+        const run = await lab.finished(runId);
         await last.exit;
         expect(last.exited?.code, last.describe()).toBe(0);
         expect(run.status, JSON.stringify(run)).toBe("completed");

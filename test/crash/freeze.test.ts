@@ -15,8 +15,8 @@
  *   - the thawed invocation ended `lost-lease`.
  */
 import { type ExpectStatic, describe, it } from "vitest";
-import { type JournalRecord, type RunMeta, TERMINAL_STATUSES } from "waymark";
-import { type CrashLab, processState, withLab } from "./harness.ts";
+import type { JournalRecord } from "waymark";
+import { processState, withLab } from "./harness.ts";
 import { until } from "../support/until.ts";
 import { fanFlow } from "./workflows.ts";
 
@@ -80,16 +80,6 @@ const variants: Variant[] = [
   },
 ];
 
-async function finished(lab: CrashLab, runId: string): Promise<RunMeta> {
-  return until(
-    `run ${runId} to finish`,
-    async () => {
-      const run = await lab.client.get(runId);
-      return TERMINAL_STATUSES.has(run.status) ? run : undefined;
-    },
-    30_000,
-  );
-}
 
 describe("a worker frozen (SIGSTOP) past its lease inside a fan-out, thawed after another worker took the run over", () => {
   it.for(variants.map((v, i) => ({ ...v, i })))("$name", { timeout: 60_000 }, async (v, { expect }) => {
@@ -118,12 +108,12 @@ describe("a worker frozen (SIGSTOP) past its lease inside a fan-out, thawed afte
       if (v.thaw === "past-fan-out") {
         await until("B to record after-1", () => lab.events().some((e) => e.worker === "B" && e.step?.runId === runId && e.step.stepId === "after-1" && e.step.outcome === "completed"));
       } else if (v.thaw === "finished") {
-        await finished(lab, runId);
+        await lab.finished(runId);
       }
       expect(processState(pidA), "A was still stopped when thawed").toBe("T");
       a.child.kill("SIGCONT");
 
-      const run = await finished(lab, runId);
+      const run = await lab.finished(runId);
       await Promise.all([a.exit, b.exit]);
       expect(a.exited?.code, a.describe()).toBe(0);
       expect(b.exited?.code, b.describe()).toBe(0);

@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { JournalRecord } from "waymark";
+import { type JournalRecord, type RunMeta, TERMINAL_STATUSES } from "waymark";
+import { until } from "../support/until.ts";
 import { createLocalRuntime } from "waymark/local";
 import { FakePayments, type Charge } from "../../functions/services/payments.ts";
 import { ExecutionLog } from "./instrument.ts";
@@ -136,6 +137,18 @@ export class CrashLab {
   /** The fake payment provider's ledger: every card charge it made. */
   charges(): Charge[] {
     return new FakePayments(this.dir).charges();
+  }
+
+  /** Waits for the run to reach a terminal status and returns it. */
+  finished(runId: string, timeoutMs = 30_000): Promise<RunMeta> {
+    return until(
+      `run ${runId} to finish`,
+      async () => {
+        const run = await this.client.get(runId);
+        return TERMINAL_STATUSES.has(run.status) ? run : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** The run's journal records, in write order. */

@@ -4,7 +4,7 @@
  * and not much after it — and finish, with each step body executed once.
  */
 import { type ExpectStatic, describe, it } from "vitest";
-import { type RunMeta, TERMINAL_STATUSES } from "waymark";
+import type { RunMeta } from "waymark";
 import { type CrashLab, withLab } from "./harness.ts";
 import { until } from "../support/until.ts";
 import { napFlow } from "./workflows.ts";
@@ -15,12 +15,6 @@ import { napFlow } from "./workflows.ts";
  */
 const WAKE_SLACK_MS = 1_500;
 
-async function finished(lab: CrashLab, runId: string): Promise<RunMeta> {
-  return until(`run ${runId} to finish`, async () => {
-    const run = await lab.client.get(runId);
-    return TERMINAL_STATUSES.has(run.status) ? run : undefined;
-  });
-}
 
 async function sleepWakeAt(lab: CrashLab, runId: string): Promise<number> {
   const record = (await lab.records(runId)).find((r) => r.type === "step" && r.kind === "sleep" && r.stepId === "cool-off");
@@ -47,7 +41,7 @@ describe.concurrent("durable sleep: SIGKILL and restart", () => {
       const ready = await until("worker 2 to be ready", () => lab.events().find((e) => e.worker === "2" && e.type === "ready"));
       // An early wake (a duplicate, a watchdog) must be re-checked against the journal, not obeyed.
       await lab.wakes.schedule({ runId, at: Date.now(), reason: "watchdog", key: "early" });
-      const run = await finished(lab, runId);
+      const run = await lab.finished(runId);
       await second.exit;
 
       expect(first.exited?.signal).toBe("SIGKILL");
@@ -73,7 +67,7 @@ describe.concurrent("durable sleep: SIGKILL and restart", () => {
 
       const second = lab.spawn({ label: "2", runs: [runId] });
       const ready = await until("worker 2 to be ready", () => lab.events().find((e) => e.worker === "2" && e.type === "ready"));
-      const run = await finished(lab, runId);
+      const run = await lab.finished(runId);
       await second.exit;
 
       expect(second.exited?.code, second.describe()).toBe(0);
@@ -93,7 +87,7 @@ describe.concurrent("durable sleep: SIGKILL and restart", () => {
 
       const second = lab.spawn({ label: "2", runs: [runId] });
       const ready = await until("worker 2 to be ready", () => lab.events().find((e) => e.worker === "2" && e.type === "ready"));
-      const run = await finished(lab, runId);
+      const run = await lab.finished(runId);
       await second.exit;
 
       expect(first.exited?.signal, first.describe()).toBe("SIGKILL");
