@@ -107,6 +107,8 @@ describe("fuzzing the webhook handler", () => {
     const before = await snapshot(runtime.client);
     await fc.assert(
       fc.asyncProperty(methods, fc.oneof(paths, fc.constantFrom(...realPaths())), headers, contentTypes, bodies, async (method, path, h, type, body) => {
+        // The open link is a credential of its own: a valid approval POSTed to it is no forgery.
+        fc.pre(!(path === `/approvals/${open}` && couldWrite(path, body)));
         const status = await fire(request(method, path, { headers: { ...h, "content-type": type }, body }));
         if (!path.startsWith("/approvals/") || method.toUpperCase() !== "GET") expect(status).toBeGreaterThanOrEqual(400);
       }),
