@@ -6,8 +6,18 @@
 import type { SlotHolder } from "../ports.ts";
 import type { Database } from "./database.ts";
 
+/** Flow control's operations on the file, as the store's flow-control methods need them. */
+export interface FlowStatements {
+  take(scope: string, limit: number, holder: SlotHolder, now: number): boolean;
+  free(scope: string, runId: string): void;
+  enqueue(scope: string, runId: string, at: number): void;
+  dequeue(scope: string): string | undefined;
+  markLatest(scope: string, runId: string, at: number): void;
+  latest(scope: string): string | undefined;
+}
+
 /** Flow control's statements: each operation one statement, or one IMMEDIATE transaction. */
-export function flowStatements(db: Database) {
+export function flowStatements(db: Database): FlowStatements {
   const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ?");
   const put = db.prepare<[string, number, string, number]>("INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at");
   const first = db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
@@ -29,15 +39,19 @@ export function flowStatements(db: Database) {
     if (row) remove.run(scope, row.run_id);
     return row?.run_id;
   });
+  const free = db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?");
+  const enqueue = db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING");
+  const markLatest = db.prepare<[string, string, number]>(`
+    INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
+    ON CONFLICT (scope) DO UPDATE SET run_id = excluded.run_id, at = excluded.at
+    WHERE excluded.at > flow_latest.at OR (excluded.at = flow_latest.at AND excluded.run_id > flow_latest.run_id)`);
+  const latest = db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_latest WHERE scope = ?");
   return {
-    take: take.immediate,
-    free: db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?"),
-    enqueue: db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING"),
-    dequeue: dequeue.immediate,
-    markLatest: db.prepare<[string, string, number]>(`
-      INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
-      ON CONFLICT (scope) DO UPDATE SET run_id = excluded.run_id, at = excluded.at
-      WHERE excluded.at > flow_latest.at OR (excluded.at = flow_latest.at AND excluded.run_id > flow_latest.run_id)`),
-    latest: db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_latest WHERE scope = ?"),
+    take: (scope, limit, holder, now) => take.immediate(scope, limit, holder, now),
+    free: (scope, runId) => void free.run(scope, runId),
+    enqueue: (scope, runId, at) => void enqueue.run(scope, runId, at),
+    dequeue: (scope) => dequeue.immediate(scope),
+    markLatest: (scope, runId, at) => void markLatest.run(scope, runId, at),
+    latest: (scope) => latest.get(scope)?.run_id,
   };
 }

@@ -33,7 +33,7 @@ import {
 import type { Database } from "./database.ts";
 import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
 import { journalIdOf } from "../core/incarnation.ts";
-import { flowStatements } from "./sqlite-flow.ts";
+import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
 import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
@@ -79,7 +79,7 @@ export class SqliteJournalStore implements JournalStore {
   private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordRow[] } | undefined;
   private readonly acquire: (runId: string, req: AcquireRequest) => AcquireResult;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
-  private readonly flow: ReturnType<typeof flowStatements>;
+  private readonly flow: FlowStatements;
 
   constructor(db: Database, options: SqliteJournalStoreOptions = {}) {
     const retentionMs = (options.retentionDays ?? 30) * DAY_MS;
@@ -281,11 +281,11 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async freeSlot(scope: string, runId: string): Promise<void> {
-    this.flow.free.run(scope, runId);
+    this.flow.free(scope, runId);
   }
 
   async enqueue(scope: string, runId: string, at: number): Promise<void> {
-    this.flow.enqueue.run(scope, runId, at);
+    this.flow.enqueue(scope, runId, at);
   }
 
   async dequeue(scope: string): Promise<string | undefined> {
@@ -293,11 +293,11 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async markLatest(scope: string, runId: string, at: number): Promise<void> {
-    this.flow.markLatest.run(scope, runId, at);
+    this.flow.markLatest(scope, runId, at);
   }
 
   async latest(scope: string): Promise<string | undefined> {
-    return this.flow.latest.get(scope)?.run_id;
+    return this.flow.latest(scope);
   }
 
   async purgeExpired(now: number, limit: number): Promise<PurgedRun[]> {
