@@ -189,15 +189,21 @@ export interface JournalStore {
    * Flow control (`durable({ concurrency })`): takes one of `limit` slots of `scope` for a run
    * while it executes. True if the run holds one afterwards: it already did (a retry: its expiry
    * moves), or a slot was free or its holder's expiry had passed (a crashed holder's slot is
-   * recovered this way). False if all are held.
+   * recovered this way). False if all are held. With `limit` 0 it only keeps a slot the run holds
+   * (one handed to it while it was queued) and takes none.
    */
   takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean>;
   /** Gives up the run's slot of `scope`, if it holds one. Idempotent. */
   freeSlot(scope: string, runId: string): Promise<void>;
   /** Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at`. Idempotent. */
   enqueue(scope: string, runId: string, at: number): Promise<void>;
-  /** Takes the first run off the queue of `scope` (undefined when empty); each queued run is taken once. */
-  dequeue(scope: string): Promise<string | undefined>;
+  /**
+   * Takes a run off the queue of `scope` and returns it: the first (undefined when empty), or,
+   * given `runId`, that run wherever it is (undefined if it is not queued). Each is taken once.
+   */
+  dequeue(scope: string, runId?: string): Promise<string | undefined>;
+  /** The first run of the queue of `scope`, left in it (undefined when empty). */
+  peek(scope: string): Promise<string | undefined>;
   /**
    * Debounce: records `runId` as the latest start of `scope` unless a later one (by `at`) is
    * recorded already. Idempotent.

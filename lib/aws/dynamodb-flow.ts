@@ -5,7 +5,7 @@
  * it is free, expired, or already this run's; a queued run is taken off by the one delete that
  * finds it (its caller then wakes it).
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SlotHolder } from "../ports.ts";
 import { n, pad, s } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
@@ -71,6 +71,41 @@ export async function dequeue(client: DynamoDBClient, table: string, scope: stri
       if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
     }
   }
+  return undefined;
+}
+
+/** The oldest queued run, left in the queue. */
+export async function peek(client: DynamoDBClient, table: string, scope: string): Promise<string | undefined> {
+  const { QueryCommand } = await dynamodbSdk();
+  const out = await retryConflicts(() => client.send(new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": s(queuePk(scope)) }, ConsistentRead: true, Limit: 1 })));
+  return out.Items?.[0]?.runId?.S;
+}
+
+/** Takes one run off the queue wherever it is: found by a query (it is usually near the head), removed by the delete that finds it. */
+export async function dequeueRun(client: DynamoDBClient, table: string, scope: string, runId: string): Promise<string | undefined> {
+  const { DeleteItemCommand, QueryCommand } = await dynamodbSdk();
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const out = await retryConflicts(() => client.send(new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: "pk = :pk",
+      FilterExpression: "runId = :me",
+      ExpressionAttributeValues: { ":pk": s(queuePk(scope)), ":me": s(runId) },
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    })));
+    const found = out.Items?.[0]?.sk?.S;
+    if (found !== undefined) {
+      try {
+        await retryConflicts(() => client.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(queuePk(scope)), sk: s(found) }, ConditionExpression: "attribute_exists(pk)" })));
+        return runId;
+      } catch (err) {
+        if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
+        return undefined;
+      }
+    }
+    start = out.LastEvaluatedKey;
+  } while (start !== undefined);
   return undefined;
 }
 

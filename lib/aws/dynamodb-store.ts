@@ -236,8 +236,12 @@ export class DynamoJournalStore implements JournalStore {
     return flow.enqueue(this.client, this.table, scope, runId, at);
   }
 
-  dequeue(scope: string): Promise<string | undefined> {
-    return flow.dequeue(this.client, this.table, scope);
+  dequeue(scope: string, runId?: string): Promise<string | undefined> {
+    return runId === undefined ? flow.dequeue(this.client, this.table, scope) : flow.dequeueRun(this.client, this.table, scope, runId);
+  }
+
+  peek(scope: string): Promise<string | undefined> {
+    return flow.peek(this.client, this.table, scope);
   }
 
   markLatest(scope: string, runId: string, at: number): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import type { AnyWorkflow } from "./definition.ts";
 import type { InvocationResult } from "./engine-types.ts";
-import { debounceScope, enter, flowScope, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
+import { debounceScope, enter, flowScope, promote, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
 import type { Clock, JournalStore, SuspendUpdate, WakeQueue } from "../ports.ts";
 
 export interface AdmissionPorts {
@@ -74,18 +74,14 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, runId: str
   const flow = workflow.concurrency;
   if (!flow) return { type: "run" };
   const scope = flowScope(workflow.key, String(flow.key(input)));
-  if (await enter(o, scope, flow.limit, runId, createdAt, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
-  // Queued: woken when a slot frees (the recheck is the backstop if that wake is lost).
+  if (await enter(o, scope, flow.limit, runId, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
+  // Queued: woken when a slot is handed to it (the recheck is the backstop if that wake is lost).
   const now = clock.now();
   const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}` });
   if (!ok) return { type: "wait", result: { status: "lost-lease" } };
-  // A holder that left while we still held the lease may have taken us off the queue and woken
-  // us; that wake found us busy and is gone. So: back in the queue, and if a slot is free now,
-  // wake ourselves (the slot is only tried, not kept: we no longer hold the lease).
+  // In the queue only once it waits: a holder that left while we held the lease passed us over.
+  // Then any slot free now goes to the first in line (to us if that is us, woken at once).
   await store.enqueue(scope, runId, createdAt);
-  if (await store.takeSlot(scope, flow.limit, { runId, expiresAt: leaseExpiresAt }, clock.now())) {
-    await store.freeSlot(scope, runId);
-    await o.wakes.schedule({ runId, at: clock.now(), reason: "start", key: "slot" });
-  }
+  await promote(o, scope, flow.limit);
   return { type: "wait", result: { status: "queued", scope } };
 }

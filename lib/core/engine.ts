@@ -82,8 +82,8 @@ export class Engine {
       throw err;
     } finally {
       heartbeat.stop();
-      // The slot goes with the invocation; the first queued run of its key is woken.
-      if (hold.slot && !hold.abandoned) await leave(this.o, hold.slot.scope, runId).catch(() => {});
+      // The slot goes with the invocation, handed to the first queued run of its key.
+      if (hold.slot && !hold.abandoned) await leave(this.o, hold.slot, runId).catch(() => {});
     }
   }
 

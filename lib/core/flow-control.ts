@@ -2,14 +2,15 @@
  * Flow control per key (`durable({ concurrency: { key, limit } })`): at most `limit` runs with
  * the same key execute at once, across processes and Lambda containers. A run takes a slot of
  * its scope (`<workflow>:<key>`) for the length of an invocation, renewed with its lease, so a
- * crashed holder's slot comes free when the lease would have; a run that finds every slot held
- * queues (ordered by when it was created) and waits. Whoever frees a slot wakes the first run of
- * the queue. The slots and the queue are store operations in the one contract suite.
+ * crashed holder's slot comes free when the lease would have; a run that finds every slot held,
+ * or runs queued ahead of it, queues (ordered by when it was created) and waits, status
+ * `queued`. Whoever frees a slot hands it to the first run of the queue and wakes it: first in,
+ * first out. The slots and the queue are store operations in the one contract suite.
  *
  * Rate limits per key reuse the slots: a start takes a slot that expires one period later, so at
  * most `limit` slots are live in any window of that length (a sliding window).
  */
-import type { Clock, JournalStore, WakeQueue } from "../ports.ts";
+import type { Clock, JournalStore, RunMeta, WakeQueue } from "../ports.ts";
 import type { Duration } from "./duration.ts";
 
 export interface ConcurrencyOptions<I> {
@@ -21,6 +22,15 @@ export interface ConcurrencyOptions<I> {
 
 /** A queued run is also due this long after it queued: the backstop if its wake is lost. */
 export const QUEUED_RECHECK_MS = 30_000;
+
+/**
+ * A slot handed to the first queued run is kept for it this long: the time its wake has to
+ * arrive. Past it the slot is free again (the run, due by then, looks again when it comes).
+ */
+export const HANDOFF_MS = 30_000;
+
+/** Most runs one pass over a queue looks at (passing over runs that no longer wait). */
+const MAX_PASS = 100;
 
 export interface FlowPorts {
   store: JournalStore;
@@ -34,33 +44,60 @@ export function flowScope(workflowKey: string, key: string): string {
 }
 
 /**
- * Takes a slot, or queues the run. Trying again after queueing closes the race with a holder
- * that freed its slot (and found the queue empty) between the first try and the queueing.
+ * A run waiting in a queue of slots: `queued`, or (a journal of an earlier version)
+ * `suspended` waiting for `queued:<scope>`.
  */
-export async function enter(o: FlowPorts, scope: string, limit: number, runId: string, queuedAt: number, expiresAt: number): Promise<boolean> {
-  if (await o.store.takeSlot(scope, limit, { runId, expiresAt }, o.clock.now())) return true;
-  await o.store.enqueue(scope, runId, queuedAt);
-  return o.store.takeSlot(scope, limit, { runId, expiresAt }, o.clock.now());
+export function waitsForSlot(run: RunMeta | undefined): boolean {
+  return run?.status === "suspended" && run.waitingFor?.startsWith("queued:") === true;
 }
 
 /**
- * Frees the run's slot and wakes the first queued run that still waits. A run in the queue may no
- * longer wait for a slot (it took one on its second try, or has ended): it is passed over, so
- * the wake goes to a run that needs it. One that is in the middle of queueing itself looks again
- * after it has released its lease (admission.ts).
+ * Takes a slot, first in, first out: a slot handed to this run while it waited (or taken by it
+ * already: a retry) is kept; a free one is taken only if no run waits ahead of it in the queue.
+ * False: the run must queue (admission.ts), behind the runs that wait already.
  */
-export async function leave(o: FlowPorts, scope: string, runId: string): Promise<void> {
-  await o.store.freeSlot(scope, runId);
-  for (;;) {
-    const next = await o.store.dequeue(scope);
-    if (next === undefined) return;
-    const run = await o.store.getRun(next);
-    if (run?.status !== "suspended" || !run.waitingFor?.startsWith("queued:")) continue;
-    const now = o.clock.now();
-    await o.store.markDue(next, now);
-    await o.wakes.schedule({ runId: next, at: now, reason: "start", key: "slot" });
-    return;
+export async function enter(o: FlowPorts, scope: string, limit: number, runId: string, expiresAt: number): Promise<boolean> {
+  const { store, clock } = o;
+  // `limit` 0 keeps a slot the run holds and takes none.
+  if (await store.takeSlot(scope, 0, { runId, expiresAt }, clock.now())) {
+    await store.dequeue(scope, runId);
+    return true;
   }
+  const head = await store.peek(scope);
+  if (head !== undefined && head !== runId) return false;
+  if (!(await store.takeSlot(scope, limit, { runId, expiresAt }, clock.now()))) return false;
+  if (head === runId) await store.dequeue(scope, runId);
+  return true;
+}
+
+/**
+ * Hands free slots of `scope` to the runs at the head of its queue, in order: each is given a
+ * slot (kept for it {@link HANDOFF_MS}), taken off the queue, marked due and woken. A run at the
+ * head that no longer waits (it has a slot, is running, or has ended) is taken off and passed
+ * over. Stops at the first run no free slot is left for. Safe to repeat and to run concurrently:
+ * the slots decide, and a run handed a slot twice holds one.
+ */
+export async function promote(o: FlowPorts, scope: string, limit: number): Promise<void> {
+  const { store, clock } = o;
+  for (let pass = 0; pass < MAX_PASS; pass++) {
+    const head = await store.peek(scope);
+    if (head === undefined) return;
+    if (!waitsForSlot(await store.getRun(head))) {
+      await store.dequeue(scope, head);
+      continue;
+    }
+    const now = clock.now();
+    if (!(await store.takeSlot(scope, limit, { runId: head, expiresAt: now + HANDOFF_MS }, now))) return;
+    await store.dequeue(scope, head);
+    await store.markDue(head, now);
+    await o.wakes.schedule({ runId: head, at: now, reason: "start", key: "slot" });
+  }
+}
+
+/** Frees the run's slot and hands it on to the first queued run that still waits. */
+export async function leave(o: FlowPorts, slot: { scope: string; limit: number }, runId: string): Promise<void> {
+  await o.store.freeSlot(slot.scope, runId);
+  await promote(o, slot.scope, slot.limit);
 }
 
 export interface RateLimitOptions<I> {

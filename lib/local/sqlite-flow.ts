@@ -11,7 +11,8 @@ export interface FlowStatements {
   take(scope: string, limit: number, holder: SlotHolder, now: number): boolean;
   free(scope: string, runId: string): void;
   enqueue(scope: string, runId: string, at: number): void;
-  dequeue(scope: string): string | undefined;
+  dequeue(scope: string, runId?: string): string | undefined;
+  peek(scope: string): string | undefined;
   markLatest(scope: string, runId: string, at: number): void;
   latest(scope: string): string | undefined;
 }
@@ -39,6 +40,7 @@ export function flowStatements(db: Database): FlowStatements {
     if (row) remove.run(scope, row.run_id);
     return row?.run_id;
   });
+  const dequeueRun = (scope: string, runId: string): string | undefined => (remove.run(scope, runId).changes > 0 ? runId : undefined);
   const free = db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?");
   const enqueue = db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING");
   const markLatest = db.prepare<[string, string, number]>(`
@@ -50,7 +52,8 @@ export function flowStatements(db: Database): FlowStatements {
     take: (scope, limit, holder, now) => take.immediate(scope, limit, holder, now),
     free: (scope, runId) => void free.run(scope, runId),
     enqueue: (scope, runId, at) => void enqueue.run(scope, runId, at),
-    dequeue: (scope) => dequeue.immediate(scope),
+    dequeue: (scope, runId) => (runId === undefined ? dequeue.immediate(scope) : dequeueRun(scope, runId)),
+    peek: (scope) => first.get(scope)?.run_id,
     markLatest: (scope, runId, at) => void markLatest.run(scope, runId, at),
     latest: (scope) => latest.get(scope)?.run_id,
   };

@@ -288,8 +288,12 @@ export class SqliteJournalStore implements JournalStore {
     this.flow.enqueue(scope, runId, at);
   }
 
-  async dequeue(scope: string): Promise<string | undefined> {
-    return this.flow.dequeue(scope);
+  async dequeue(scope: string, runId?: string): Promise<string | undefined> {
+    return this.flow.dequeue(scope, runId);
+  }
+
+  async peek(scope: string): Promise<string | undefined> {
+    return this.flow.peek(scope);
   }
 
   async markLatest(scope: string, runId: string, at: number): Promise<void> {

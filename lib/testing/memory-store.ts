@@ -251,13 +251,20 @@ export class MemoryJournalStore implements JournalStore {
     if (!queue.has(runId)) queue.set(runId, at);
   }
 
-  async dequeue(scope: string): Promise<string | undefined> {
+  async dequeue(scope: string, runId?: string): Promise<string | undefined> {
     const queue = this.queues.get(scope);
-    if (!queue || queue.size === 0) return undefined;
-    const [first] = [...queue.entries()].sort((a, b) => a[1] - b[1] || compareIds(a[0], b[0]));
-    if (!first) return undefined;
-    queue.delete(first[0]);
-    return first[0];
+    const taken = runId ?? this.first(scope);
+    if (taken === undefined || !queue?.delete(taken)) return undefined;
+    return taken;
+  }
+
+  async peek(scope: string): Promise<string | undefined> {
+    return this.first(scope);
+  }
+
+  private first(scope: string): string | undefined {
+    const queue = this.queues.get(scope) ?? new Map<string, number>();
+    return [...queue.entries()].sort((a, b) => a[1] - b[1] || compareIds(a[0], b[0]))[0]?.[0];
   }
 
   async markLatest(scope: string, runId: string, at: number): Promise<void> {

@@ -81,6 +81,36 @@ describe("durable({ concurrency: { key, limit } })", () => {
       lab.close();
     }
   });
+
+  it("first in, first out: a run that starts just as a slot frees queues behind the run already waiting", async () => {
+    const gates = new Gates();
+    const wf = durable({ name: "fifo", input: z.object({ id: z.string() }), concurrency: { key: () => "k", limit: 1 } }, async ({ id }, step) => step.run("work", () => (id === "a" ? gates.wait("a") : id)));
+    const lab = sqliteLab([wf]);
+    const started = async (id: string) => (await lab.client().history(id)).entries.flatMap((e) => (e.record?.type === "step" && e.record.kind === "run" ? [e.record.startedAt] : []))[0];
+    try {
+      await lab.client().start(wf, { runId: "a", input: { id: "a" } });
+      const a = lab.engine("A").invoke("a"); // holds the only slot
+      await gates.started("a");
+      lab.clock.advance(1_000);
+      await lab.client().start(wf, { runId: "b", input: { id: "b" } });
+      expect((await lab.engine("B").invoke("b")).status).toBe("queued");
+      gates.open("a", 0, "a");
+      expect((await a).status).toBe("completed"); // the slot frees: it is b's turn, and b is woken
+      lab.clock.advance(1_000);
+      // c starts right then, and its first invocation comes before b's wake is delivered.
+      await lab.client().start(wf, { runId: "c", input: { id: "c" } });
+      expect(await lab.engine("C").invoke("c")).toEqual({ status: "queued", scope: "fifo:k" });
+      lab.clock.advance(1_000);
+      expect(await lab.engine("B").invoke("b")).toEqual({ status: "completed", result: "b" });
+      lab.clock.advance(1_000);
+      expect(await lab.engine("C").invoke("c")).toEqual({ status: "completed", result: "c" });
+      // The measure: when each run's step began, by its own journal.
+      const order = (await Promise.all(["a", "b", "c"].map(async (id) => [id, await started(id)] as const))).sort((x, y) => (x[1] ?? 0) - (y[1] ?? 0));
+      expect(order.map(([id]) => id)).toEqual(["a", "b", "c"]);
+    } finally {
+      lab.close();
+    }
+  });
 });
 
 describe("durable({ rateLimit: { key, limit, period } })", () => {

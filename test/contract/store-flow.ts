@@ -35,6 +35,36 @@ export function flowTests(store: () => JournalStore): void {
     expect(await store().dequeue(scope)).toBeUndefined();
   });
 
+  it("peek shows the first queued run and leaves it; dequeue(scope, runId) takes that run off wherever it is, once", async () => {
+    const scope = freshId("peek");
+    expect(await store().peek(scope)).toBeUndefined();
+    await store().enqueue(scope, "r2", T + 2);
+    await store().enqueue(scope, "r3", T + 3);
+    await store().enqueue(scope, "r1", T + 1);
+    expect(await store().peek(scope)).toBe("r1");
+    expect(await store().peek(scope)).toBe("r1"); // still there
+    expect(await store().dequeue(scope, "r2")).toBe("r2"); // from the middle
+    expect(await store().dequeue(scope, "r2")).toBeUndefined(); // once
+    expect(await store().dequeue(scope, "nobody")).toBeUndefined();
+    // A lost answer: the retry finds it gone, and it is gone.
+    expect(await new LostResponseStore(store()).lose("dequeue").store.dequeue(scope, "r1")).toBeUndefined();
+    expect(await store().peek(scope)).toBe("r3");
+    const racing = await Promise.all([store().dequeue(scope, "r3"), store().dequeue(scope, "r3")]);
+    expect(racing.filter((r) => r === "r3")).toHaveLength(1);
+    expect(await store().peek(scope)).toBeUndefined();
+  });
+
+  it("takeSlot with limit 0 keeps a slot the run holds (one handed to it) and takes none", async () => {
+    const scope = freshId("handoff");
+    expect(await store().takeSlot(scope, 0, { runId: "h", expiresAt: T + 100 }, T)).toBe(false); // nothing held, nothing taken
+    expect(await store().takeSlot(scope, 1, { runId: "h", expiresAt: T + 100 }, T)).toBe(true); // handed to h
+    expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 10)).toBe(false);
+    expect(await store().takeSlot(scope, 0, { runId: "h", expiresAt: T + 500 }, T + 20)).toBe(true); // h comes: it holds it
+    expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 200)).toBe(false); // its expiry moved
+    expect(await store().takeSlot(scope, 0, { runId: "x", expiresAt: T + 900 }, T + 600)).toBe(false); // even expired, limit 0 takes none
+    expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 600)).toBe(true);
+  });
+
   it("markLatest keeps the latest start by time (ties by run id), whatever order the writes come in", async () => {
     const scope = freshId("latest");
     expect(await store().latest(scope)).toBeUndefined();
