@@ -2,7 +2,9 @@
  * The AWS runtime's measurements, one function each, on the e2e harness (DynamoDB Local, the SQS
  * emulator, the real Lambda handler; Scheduler is the stand-in, unused by these short runs).
  */
+import type { Server } from "node:http";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { createSqsServer } from "local-aws-sqs";
 import { z } from "zod";
 import { recordItem } from "../lib/aws/dynamodb-codec.ts";
 import { formatWakeMessage } from "../lib/aws/wake-message.ts";
@@ -10,6 +12,7 @@ import { JOURNAL_VERSION } from "../lib/core/records.ts";
 import { durable } from "../lib/index.ts";
 import { lambdaContext } from "../test/aws-e2e/event-source.ts";
 import type { E2e } from "../test/aws-e2e/harness.ts";
+import { LOCAL_REGION } from "../test/setup/local-aws.ts";
 import { timed } from "./stats.ts";
 
 /** `steps` trivial sequential steps (`s`, `s#2`, …): what the per-step figures are about. */
@@ -115,4 +118,17 @@ export async function concurrentBatch(e2e: E2e, runs: number, steps: number, pol
   const seconds = (performance.now() - began) / 1000;
   const finished = await Promise.all(ids.map((id) => e2e.store.getRun(id)));
   return { seconds, completed: finished.filter((r) => r?.status === "completed").length };
+}
+
+/** The SQS emulator on a free port, in this process. */
+export async function startSqs(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const server: Server = await createSqsServer({ port: 0, hostname: "127.0.0.1", region: LOCAL_REGION, emulateQueueCreationLifecycle: false });
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("the SQS emulator did not report its port");
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { endpoint: `http://127.0.0.1:${address.port}`, stop };
 }

@@ -12,13 +12,10 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
-import type { Server } from "node:http";
 import { cpus } from "node:os";
-import { createSqsServer } from "local-aws-sqs";
 import { createE2e } from "../test/aws-e2e/harness.ts";
 import { startDynamoDbLocal } from "../test/setup/dynamodb-local.ts";
-import { LOCAL_REGION } from "../test/setup/local-aws.ts";
-import { RequestCounter, awsSteps, concurrentBatch, invokeRun, perStepRound, prepareRun } from "./aws-scenarios.ts";
+import { RequestCounter, awsSteps, concurrentBatch, invokeRun, perStepRound, prepareRun, startSqs } from "./aws-scenarios.ts";
 import { fmt, repeat, summarise, table } from "./stats.ts";
 
 /** Rounds of the per-step figure (each interleaves raw puts and both runs, ~1 s). */
@@ -88,20 +85,10 @@ async function main(): Promise<void> {
       e2e.close();
     }
   } finally {
-    await Promise.all([dynamodb.stop(), new Promise<void>((r) => {
-      sqs.server.closeAllConnections();
-      sqs.server.close(() => r());
-    })]);
+    await Promise.all([dynamodb.stop(), sqs.stop()]);
   }
 
   console.log(table(["measurement", "unit", "median", "detail", "target", ""], rows));
-}
-
-async function startSqs(): Promise<{ endpoint: string; server: Server }> {
-  const server: Server = await createSqsServer({ port: 0, hostname: "127.0.0.1", region: LOCAL_REGION, emulateQueueCreationLifecycle: false });
-  const address = server.address();
-  if (typeof address !== "object" || address === null) throw new Error("the SQS emulator did not report its port");
-  return { endpoint: `http://127.0.0.1:${address.port}`, server };
 }
 
 await main();

@@ -1,8 +1,11 @@
 /**
  * Fan-out figures (issue 11): `step.map` over 1,000 items with `concurrency: 50` on a SQLite file
  * and on DynamoDB Local (started here), a fan-out of 1,000 child runs (`step.invoke`) on the local
- * runtime, and what a concurrency limit adds to a run's start and invocation: wall time, and journal store operations per item (counted at the port, so every
- * store counts the same way). Printed, never asserted. Run by `npm run bench`.
+ * runtime and on the AWS runtime (compose-aws.ts: the Lambda handler, DynamoDB Local, the SQS
+ * emulator), and what a concurrency limit adds to a run's start and invocation: wall time, and
+ * journal store operations per item (counted at the port, so every store counts the same way;
+ * on the AWS runtime, DynamoDB requests counted by an SDK middleware). Printed, never asserted.
+ * Run by `npm run bench`.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
@@ -23,6 +26,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../test/setup/local-aws.ts";
 import { journalTableInput } from "../lib/aws/table-definition.ts";
 import { CreateTableCommand } from "@aws-sdk/client-dynamodb";
 import { fmt, repeat, timed } from "./stats.ts";
+import { childrenOnAws } from "./compose-aws.ts";
 
 const ITEMS = 1_000;
 const CONCURRENCY = 50;
@@ -127,6 +131,7 @@ async function main(): Promise<void> {
   const dynamodb = await startDynamoDbLocal();
   const client = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const rows: string[][] = [["store", "what", "median ms", "min ms", "store ops / item"]];
+  let detail: string[] = [];
   try {
     const db = openLocalDatabase(join(dir, "map.db"));
     rows.push(await mapOn("SQLite file", new SqliteJournalStore(db)));
@@ -135,6 +140,9 @@ async function main(): Promise<void> {
     await client.send(new CreateTableCommand(journalTableInput(tableName)));
     rows.push(await mapOn("DynamoDB Local", new DynamoJournalStore({ client, tableName })));
     rows.push(await childrenOnSqlite(dir));
+    const aws = await childrenOnAws(dynamodb.endpoint, ITEMS);
+    rows.push(aws.row);
+    detail = aws.detail;
     rows.push(await flowOverhead(dir));
   } finally {
     client.destroy();
@@ -144,6 +152,7 @@ async function main(): Promise<void> {
   console.log("\nFan-out (issue 11): step.map and child runs");
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   for (const r of rows) console.log(`  ${r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ")}`);
+  for (const line of detail) console.log(`  ${line}`);
 }
 
 await main();
