@@ -13,12 +13,52 @@ import type { StandardSchemaV1 } from "./standard-schema.ts";
 /** The signal a child's end is delivered as (never a user signal: user names cannot start with `_`... by convention). */
 export const CHILD_SIGNAL = "__child";
 
+/** How the step that starts a child is retried: four retries, from half a second, within about 8 s. */
+export const CHILD_START_RETRY = { attempts: 5, initialDelay: "500ms", maxDelay: "10s" } as const;
+
 /** What the engine offers an execution to start and cancel children. */
 export interface ChildPort {
   /** Creates the child run if absent (recording its parent) and wakes it; returns its run id. Idempotent. */
   start(request: ChildStart): Promise<string>;
-  /** Asks a child to cancel (the parent was cancelled). */
-  cancel(runId: string, reason: string): Promise<void>;
+  /** Asks a child (a run of `workflow`) to cancel: the parent was cancelled. */
+  cancel(runId: string, reason: string, workflow: string): Promise<void>;
+}
+
+/** Where a child's end goes back to: the parent run, the wait its end resolves, and (across deployments) the parent's wake queue. */
+export interface ParentRef {
+  runId: string;
+  waitId: string;
+  /** The parent's incarnation, when past its first (continueAsNew). */
+  incarnation?: number;
+  /** The parent deployment's wake queue, when the child runs in another deployment. */
+  replyTo?: string;
+}
+
+/** A child's end on its way to a parent in another deployment. */
+export interface ChildEnd {
+  parent: ParentRef;
+  childRunId: string;
+  outcome: ChildOutcome;
+}
+
+/**
+ * Children hosted by another deployment (another `DurableFunction`): how a parent starts and
+ * cancels them, and how a child's end gets back to its parent. The core only sees this port; the
+ * AWS runtime implements it with a Lambda invocation of the child's function (its direct start)
+ * and a message on the parent's own wake queue (lib/aws/remote-children.ts).
+ */
+export interface RemoteChildren {
+  /**
+   * Creates the child run if absent (recording its parent and the parent's `replyTo`) in the
+   * deployment that hosts `workflow`, and wakes it. Idempotent. Throws `UnknownWorkflowError`
+   * when no deployment this one may start hosts the workflow, and the child side's own
+   * non-retryable errors (`InvalidInputError`, `RunConflictError`) as themselves.
+   */
+  start(request: ChildStart): Promise<void>;
+  /** Asks a child run of `workflow` in another deployment to cancel. Idempotent. */
+  cancel(workflow: string, runId: string, reason: string): Promise<void>;
+  /** Delivers a child's end to its parent's deployment (`end.parent.replyTo`). Idempotent at the parent (one signal id per child). */
+  notify(end: ChildEnd): Promise<void>;
 }
 
 export interface ChildStart {
@@ -27,7 +67,7 @@ export interface ChildStart {
   runId: string;
   input: unknown;
   /** Set for `step.invoke`: the wait in the parent that the child's end resolves. */
-  parent?: { runId: string; waitId: string; incarnation?: number };
+  parent?: ParentRef;
 }
 
 /** A child's end, as delivered to its parent. */
@@ -56,7 +96,7 @@ export interface ChildHost {
   wait(stepId: string): Promise<WaitResult<unknown>>;
   port: ChildPort | undefined;
   /** Called when the parent's cancellation is delivered at a child wait. */
-  onCancelled(childRunId: string, cancelWithParent: boolean): void;
+  onCancelled(childRunId: string, workflow: string, cancelWithParent: boolean): void;
 }
 
 const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
@@ -104,7 +144,7 @@ export async function runChild<I, O>(host: ChildHost, name: string, workflow: Wo
   try {
     outcome = await host.wait(stepId);
   } catch (err) {
-    host.onCancelled(childRunId, options.cancelWithParent ?? true);
+    host.onCancelled(childRunId, workflow.key, options.cancelWithParent ?? true);
     throw err;
   }
   if (!outcome.received) throw new ChildFailedError(childRunId, "failed", { name: "Error", message: "no outcome" });

@@ -24,7 +24,7 @@ import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonB
 import { validate } from "./validate.ts";
 import { boundedMap, type MapFn, type MapOptions } from "./fan-out.ts";
 import { createSaga } from "./saga.ts";
-import { CHILD_SIGNAL, childOutcomeSchema, type ChildHost, type ChildOptions, runChild } from "./children.ts";
+import { CHILD_SIGNAL, CHILD_START_RETRY, childOutcomeSchema, type ChildHost, type ChildOptions, runChild } from "./children.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { zodIssues } from "./zod-issues.ts";
 import type { AttemptRecord, RunStepRecord, StartRecord, Unstamped } from "./records.ts";
@@ -216,12 +216,14 @@ export class Execution extends WaitingExecution {
         const id = this.nextId(name);
         return this.done || this.fatal ? undefined : id;
       },
-      step: (stepId, fn) => lazy(this.runStepWithId(stepId, fn, { retries: 1 }, false)),
+      // Starting a child is idempotent: a transient failure (a throttled store, a child function
+      // mid-deploy, a lost answer) is retried; the child side's refusals are not retryable.
+      step: (stepId, fn) => lazy(this.runStepWithId(stepId, fn, { retries: CHILD_START_RETRY }, false)),
       wait: (stepId) => lazy(this.waitWithId(stepId, CHILD_SIGNAL, childOutcomeSchema, undefined)),
       port: this.o.children,
-      onCancelled: (childRunId, cancelWithParent) => {
+      onCancelled: (childRunId, workflow, cancelWithParent) => {
         // Awaited by the engine before the invocation ends (a frozen Lambda sends nothing later).
-        if (cancelWithParent && this.cancellation.wasDelivered && this.o.children) this.sideEffects.push(this.o.children.cancel(childRunId, `its parent was cancelled: ${this.cancellation.reason}`));
+        if (cancelWithParent && this.cancellation.wasDelivered && this.o.children) this.sideEffects.push(this.o.children.cancel(childRunId, `its parent was cancelled: ${this.cancellation.reason}`, workflow));
       },
     };
   }

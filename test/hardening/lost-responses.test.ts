@@ -114,3 +114,24 @@ describe("a finish loses its response", () => {
     expect(await lab.engine("w", lossy.store).invoke("rf")).toEqual({ status: "completed", result: 1 });
   });
 });
+
+describe("starting a child: the child's run is created and the answer is lost", () => {
+  const payChild = durable({ name: "pay-child", input: z.object({ cents: z.number() }) }, async ({ cents }, step) => step.run("capture", ({ idempotencyKey }) => (charges.hit(idempotencyKey), `ch-${cents}`)));
+  const payParent = durable({ name: "pay-parent", input: Empty }, async (_in, step) => step.invoke("pay", payChild, { input: { cents: 7 } }));
+
+  it("throw: the start step is retried (the start is idempotent), the parent completes, one child run, one capture", async () => {
+    lab = sqliteLab([payParent, payChild]);
+    await lab.client().start(payParent, { runId: "p1", input: {} });
+    const lossy = new LostResponseStore(lab.store).lose("createRun", ([r]) => (r as { runId: string }).runId === "p1:pay", "throw");
+    const first = await lab.engine("w", lossy.store).invoke("p1");
+    expect(lossy.fired).toEqual(["createRun"]);
+    // Before: the one attempt failed and with it the parent. Now: a retry is scheduled.
+    expect(first.status).toBe("suspended");
+    lab.clock.advance(10_000);
+    expect(await lab.engine("w").invoke("p1")).toMatchObject({ status: "suspended", waitingFor: "signal:__child" });
+    expect(await lab.engine("w").invoke("p1:pay")).toEqual({ status: "completed", result: "ch-7" });
+    expect(await lab.engine("w").invoke("p1")).toEqual({ status: "completed", result: "ch-7" });
+    expect(charges.count("p1:pay/capture")).toBe(1);
+    expect((await lab.client().list({})).runs.map((r) => r.runId).sort()).toEqual(["p1", "p1:pay"]);
+  });
+});
