@@ -7,7 +7,7 @@
 import { serializeError } from "./error-codec.ts";
 import { CancelledError, InvalidInputError, RunConflictError, type SerializedError, UnknownWorkflowError } from "./errors.ts";
 import { JOURNAL_VERSION, keyOf, keys, type ParentRecord } from "./records.ts";
-import { CHILD_SIGNAL, type ChildOutcome, type ChildPort } from "./children.ts";
+import { CHILD_SIGNAL, type ChildEnd, type ChildOutcome, type ChildPort, type ParentRef, type RemoteChildren } from "./children.ts";
 import { type Clock, type JournalStore, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
 import { journalIdOf } from "./incarnation.ts";
 import type { JournalView } from "./journal-view.ts";
@@ -22,14 +22,26 @@ export interface RunOps {
   clock: Clock;
   wakes: WakeQueue;
   workflows: Registry;
+  /** Children hosted by other deployments, and parents in them (children.ts). */
+  remote?: RemoteChildren | undefined;
 }
 
-/** What executions use to start and cancel children (children.ts), from a parent in `incarnation`. */
+/**
+ * What executions use to start and cancel children (children.ts), from a parent in
+ * `incarnation`; also what a deployment runs when another deployment's parent starts a child
+ * here (lib/aws/child-entry.ts: the parent's reference then carries its own incarnation and
+ * `replyTo`). A workflow not hosted here goes to `o.remote`, if there is one.
+ */
 export function childPort(o: RunOps, incarnation: number): ChildPort {
   const { store, clock, wakes } = o;
   return {
-    start: async ({ workflow, runId, input, parent }) => {
+    start: async ({ workflow, runId, input, parent: given }) => {
+      const parent = given && incarnation > 1 && given.incarnation === undefined ? { ...given, incarnation } : given;
       const def = o.workflows.get(workflow);
+      if (!def && o.remote) {
+        await o.remote.start({ workflow, runId, input, ...(parent ? { parent } : {}) });
+        return runId;
+      }
       if (!def) throw new UnknownWorkflowError(workflow);
       const checked = validate(def.input, input);
       if (!checked.success) throw new InvalidInputError(`invalid input for child workflow "${workflow}"`, zodIssues(checked.error));
@@ -37,7 +49,7 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
       const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now });
       if (!created && run.workflow !== workflow) throw new RunConflictError(runId);
       if (parent) {
-        const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) };
+        const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", ...parent };
         const res = await store.appendRecord(runId, { key: keys.parent(), body });
         const existing = res.written ? body : (res.existing.body as ParentRecord);
         if (existing.runId !== parent.runId || existing.waitId !== parent.waitId) throw new RunConflictError(runId);
@@ -46,11 +58,12 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
       // Started by an earlier attempt of this step and already over: deliver its end again.
       if (parent && TERMINAL_STATUSES.has(run.status)) {
         const end = run.status === "completed" ? { type: "completed" as const, result: run.result } : run.status === "cancelled" ? { type: "cancelled" as const, reason: "" } : { type: "failed" as const, error: run.error ?? { name: "Error", message: "failed" } };
-        await notifyParent(o, { runId: parent.runId, waitId: parent.waitId, ...(incarnation > 1 ? { incarnation } : {}) }, runId, end, run.error);
+        await notifyParent(o, parent, runId, end, run.error);
       }
       return runId;
     },
-    cancel: async (runId, reason) => {
+    cancel: async (runId, reason, workflow) => {
+      if (!o.workflows.has(workflow) && o.remote) return o.remote.cancel(workflow, runId, reason);
       const run = await store.getRun(runId);
       if (run && !TERMINAL_STATUSES.has(run.status)) await askToCancel(o, runId, run.incarnation, reason);
     },
@@ -81,20 +94,34 @@ export async function followIncarnation(o: Pick<RunOps, "store">, runId: string,
   await o.store.appendRecord(journalIdOf(runId, now.incarnation), { key, body });
 }
 
-/** Delivers a child's end to its parent's wait as a signal, and wakes the parent. Idempotent (one signal id per child). */
+/**
+ * Delivers a child's end to its parent: to the parent's wait in this deployment, or through
+ * `o.remote` to the parent's own deployment (`parent.replyTo`). Idempotent (one signal id per child).
+ */
 export async function notifyParent(
-o: RunOps,
-  parent: { runId: string; waitId: string; incarnation?: number },
+  o: RunOps,
+  parent: ParentRef,
   childRunId: string,
   end: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string },
   error?: SerializedError,
 ): Promise<void> {
+  const outcome: ChildOutcome =
+    end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
+  if (parent.replyTo === undefined) return deliverChildEnd(o, { parent, childRunId, outcome });
+  if (!o.remote) throw new Error(`run ${childRunId} was started by a parent in another deployment (${parent.replyTo}), and this runtime cannot reach it`);
+  await o.remote.notify({ parent, childRunId, outcome });
+}
+
+/**
+ * Records a child's end as the `__child` signal bound to the parent's wait, marks the parent due
+ * and wakes it. Idempotent: the signal id is the child's run id. The AWS runtime calls it when a
+ * child in another deployment sends its end to this one's queue.
+ */
+export async function deliverChildEnd(o: Pick<RunOps, "store" | "clock" | "wakes">, { parent, childRunId, outcome }: ChildEnd): Promise<void> {
   const { store, clock, wakes } = o;
   const now = clock.now();
-  const payload: ChildOutcome =
-    end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
   const signalId = `child:${childRunId}`;
-  const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload, waitId: parent.waitId };
+  const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload: outcome, waitId: parent.waitId };
   await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
   await store.markDue(parent.runId, now);
   await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });

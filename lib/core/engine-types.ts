@@ -1,6 +1,7 @@
 /** What the engine is given and what one invocation ends in (engine.ts). */
 import type { AttemptHook } from "./execution.ts";
 import type { SerializedError } from "./errors.ts";
+import type { RemoteChildren } from "./children.ts";
 import type { JournalLimits } from "./journal-limits.ts";
 import type { PayloadOptions } from "./payloads.ts";
 import type { ApprovalLinks, Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";
@@ -69,6 +70,8 @@ export interface EngineOptions {
    * `maxValueBytes`). Give the client the same options.
    */
   payloads?: PayloadOptions;
+  /** Children hosted by other deployments, and parents in them (the AWS runtime's `LambdaChildren`). */
+  remote?: RemoteChildren;
   /**
    * How long one incarnation's journal may grow: past `warn*` a warning is logged; past `max*`
    * the run fails with `JournalLimitError` (end batches of work with `step.continueAsNew`).

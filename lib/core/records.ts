@@ -132,6 +132,8 @@ export const ParentRecord = z.object({
   runId: z.string(),
   waitId: z.string(),
   incarnation: z.number().int().positive().optional(),
+  /** The parent deployment's wake queue, when the parent runs in another deployment. */
+  replyTo: z.string().optional(),
 });
 
 /** A request to cancel the run (`client.cancel`, or the run's own timeout): write-once, key `cancel`. */
