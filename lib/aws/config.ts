@@ -35,6 +35,8 @@ export interface AwsRuntimeConfig {
   payloadInlineBytes?: number;
   /** Values over this many JSON bytes are refused, once. Default 16 MiB. */
   payloadMaxBytes?: number;
+  /** Functions (names or ARNs) hosting children this one starts: `child.grantInvoke(parent)` lists them. */
+  childFunctions?: readonly string[];
 }
 
 /** The environment variables, by setting. */
@@ -55,6 +57,7 @@ export const ENV = {
   payloadBucket: "WAYMARK_PAYLOAD_BUCKET",
   payloadInlineBytes: "WAYMARK_PAYLOAD_INLINE_BYTES",
   payloadMaxBytes: "WAYMARK_PAYLOAD_MAX_BYTES",
+  childFunctions: "WAYMARK_CHILD_FUNCTIONS",
 } as const;
 
 /** Reads the configuration; throws one {@link ConfigurationError} listing every problem. */
@@ -94,6 +97,8 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
   if (payloadBucket) config.payloadBucket = payloadBucket;
   if (env[ENV.payloadInlineBytes]) config.payloadInlineBytes = num("payloadInlineBytes", 0);
   if (env[ENV.payloadMaxBytes]) config.payloadMaxBytes = num("payloadMaxBytes", 0);
+  const childFunctions = text("childFunctions", false).split(",").map((f) => f.trim()).filter((f) => f !== "");
+  if (childFunctions.length > 0) config.childFunctions = childFunctions;
   if (problems.length > 0) throw new ConfigurationError(`Waymark's Lambda configuration is incomplete: ${problems.join("; ")}`);
   return config;
 }

@@ -85,3 +85,28 @@ export class ScheduleThrottledError extends WaymarkError {
 export function isErrorNamed(err: unknown, name: string): boolean {
   return typeof err === "object" && err !== null && (err as { name?: unknown }).name === name;
 }
+
+/**
+ * Invoking a child's function failed: the function threw (Lambda's `FunctionError`), or it
+ * answered with something that is not a Waymark answer. Retryable: the start is idempotent, and
+ * the parent's `start` step retries it.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await remote.start({ workflow: "payment", runId, input });
+ * } catch (err) {
+ *   if (err instanceof ChildInvokeError) console.error(err.functionName, err.message);
+ * }
+ * ```
+ */
+export class ChildInvokeError extends WaymarkError {
+  override readonly name = "ChildInvokeError" as const;
+  readonly retryable = true;
+  constructor(
+    readonly functionName: string,
+    problem: string,
+  ) {
+    super(`invoking child function ${functionName}: ${problem}`);
+  }
+}

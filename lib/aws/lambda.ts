@@ -5,11 +5,14 @@
  *   Function URL (2.0)   → the webhook (start, signal, status, approval links)
  *   { waymark: "start" } → start a run by direct invocation
  *   { waymark: "watchdog" } → wake overdue runs (the construct's rate schedule)
+ *   { waymark: "child-start" | "child-cancel" } → a parent in another function starts or
+ *                          cancels a child here (child-entry.ts)
  *   DynamoDB stream      → retention: TTL deleted a run's meta item, delete the rest of the run
  */
 import { InvalidInputError, WaymarkError } from "../core/errors.ts";
 import { createHttpHandler } from "../http/handler.ts";
 import type { HttpHandler } from "../http/types.ts";
+import { CHILD_CANCEL, CHILD_START, cancelChildByInvoke, startChildByInvoke } from "./child-entry.ts";
 import { handleFunctionUrl } from "./function-url.ts";
 import { type LambdaContext, isDynamoStreamEvent, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
 import { handleRetentionStream } from "./retention-stream.ts";
@@ -68,8 +71,12 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
         return startByInvoke(rt, event as { runId?: unknown; input?: unknown; workflow?: unknown });
       case "watchdog":
         return sweepOverdueRuns(rt);
+      case CHILD_START:
+        return startChildByInvoke(rt, event);
+      case CHILD_CANCEL:
+        return cancelChildByInvoke(rt, event);
       default:
-        throw new UnsupportedEventError("expected an SQS batch, a Function URL request, the journal table's stream, { waymark: \"start\" } or { waymark: \"watchdog\" }");
+        throw new UnsupportedEventError("expected an SQS batch, a Function URL request, the journal table's stream, { waymark: \"start\" }, { waymark: \"watchdog\" } or a child start or cancel from a parent function");
     }
   };
 }

@@ -6,6 +6,7 @@ import type { SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { Engine, type LogEntry } from "../core/engine.ts";
@@ -24,6 +25,7 @@ import { secretsManagerSdk } from "./sdk.ts";
 import { SqsWakes } from "./sqs-wakes.ts";
 import { AwsWakeQueue } from "./wakes.ts";
 import { S3PayloadStore } from "./s3-payloads.ts";
+import { LambdaChildren } from "./remote-children.ts";
 
 /** Reads the webhook secret (Secrets Manager by default). */
 export type SecretReader = (arn: string) => Promise<string>;
@@ -33,7 +35,7 @@ export interface AwsRuntimeOptions {
   /** Default: read from the environment the construct sets. */
   config?: AwsRuntimeConfig;
   /** Injected clients (tests, custom endpoints); the rest are created with defaults. */
-  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient; s3?: S3Client };
+  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient; s3?: S3Client; lambda?: LambdaClient };
   readSecret?: SecretReader;
   clock?: Clock;
   /** Every structured entry, with its level (tests, custom sinks). Given alone, nothing is written to stdout. */
@@ -57,6 +59,8 @@ export interface AwsRuntime {
   sqs: SqsWakes;
   engine: Engine;
   client: Client;
+  /** Children in other functions (`WAYMARK_CHILD_FUNCTIONS`), and parents in them. */
+  remote: LambdaChildren;
   clock: Clock;
   /** The webhook secret, when one is configured. */
   secret: string | undefined;
@@ -122,6 +126,13 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
       }
     : undefined;
   const ports = { store, wakes, clock, workflows, ...(payloads ? { payloads } : {}) };
+  // Children in other functions: started by invoking them, their ends sent to our queue.
+  const remote = new LambdaChildren({
+    functions: config.childFunctions ?? [],
+    replyTo: config.queueUrl,
+    ...(o.clients?.lambda ? { lambda: o.clients.lambda } : {}),
+    ...(o.clients?.sqs ? { sqs: o.clients.sqs } : {}),
+  });
   const engine = new Engine({
     ...ports,
     ...(tracing ? { wakes: traceWakes(wakes, tracing), hooks: tracing.hooks } : {}),
@@ -129,9 +140,10 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
     leaseTtlMs: config.leaseTtlMs,
     maxInvocations: config.maxInvocations,
     ...(links ? { links } : {}),
+    remote,
     log,
   });
-  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), clock, secret, links, log, logger };
+  return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), remote, clock, secret, links, log, logger };
 }
 
 /** Reads a secret's string from Secrets Manager (the SDK is loaded only when a secret is used). */

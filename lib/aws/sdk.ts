@@ -46,3 +46,11 @@ export function secretsManagerSdk(): Promise<SecretsManagerSdk> {
 export function s3Sdk(): Promise<S3Sdk> {
   return (s3 ??= import("@aws-sdk/client-s3"));
 }
+
+type LambdaSdk = typeof import("@aws-sdk/client-lambda");
+let lambda: Promise<LambdaSdk> | undefined;
+
+/** `@aws-sdk/client-lambda`, loaded once (only when a parent first starts or cancels a child in another function). */
+export function lambdaSdk(): Promise<LambdaSdk> {
+  return (lambda ??= import("@aws-sdk/client-lambda"));
+}

@@ -5,6 +5,8 @@
 import type { AwsRuntime } from "./runtime.ts";
 import type { LambdaContext, SqsBatchResponse, SqsEvent } from "./lambda-types.ts";
 import { parseWakeMessage, topUpDelaySeconds } from "./wake-message.ts";
+import { isChildEndMessage, parseChildEndMessage } from "./child-message.ts";
+import { deliverChildEnd } from "../core/engine-runs.ts";
 
 /**
  * Handles a batch of wakes. A wake that arrives early (Scheduler fires within its minute) is
@@ -23,6 +25,14 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
       const began = rt.clock.now();
       let runId: string | undefined;
       try {
+        if (isChildEndMessage(record.body)) {
+          // A child in another function ended: record it for its parent here, and wake the parent.
+          const end = parseChildEndMessage(record.body);
+          runId = end.parent.runId;
+          await deliverChildEnd(rt, end);
+          rt.log({ level: "info", event: "child-end", runId, childRunId: end.childRunId, status: end.outcome.status });
+          return;
+        }
         const wake = parseWakeMessage(record.body);
         runId = wake.runId;
         const early = topUpDelaySeconds(wake, rt.clock.now());
