@@ -2,7 +2,7 @@
  * `DurableFunction`: one construct that deploys a Waymark workflow — its journal table, wake
  * queue, wake schedules, watchdog, webhook and alarms — around one Lambda function.
  */
-import { type CfnElement, CfnOutput, Duration, Names, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
+import { type CfnElement, CfnOutput, Duration, Lazy, Names, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -113,6 +113,12 @@ export class DurableFunction extends Construct {
   readonly functionUrl: lambda.FunctionUrl | undefined;
   readonly webhookSecret: secretsmanager.Secret | undefined;
   readonly alarms: DurableAlarms;
+  /** Functions hosting this one's children in other deployments (`grantInvoke`), in grant order. */
+  private readonly childFunctions: string[] = [];
+  /** The parent's grant to invoke its children's functions (one statement, a resource per child). */
+  private invokeChildren: iam.PolicyStatement | undefined;
+  /** The child's grant to send its ends to its parents' wake queues (a resource per parent). */
+  private sendChildEnds: iam.PolicyStatement | undefined;
 
   constructor(scope: Construct, id: string, props: DurableFunctionProps) {
     super(scope, id);
@@ -223,6 +229,39 @@ export class DurableFunction extends Construct {
       actions: props.alarmActions ?? [],
     });
     this.acknowledgeNagRules(stack, scheduleGroupName);
+  }
+
+  /**
+   * Lets `parent` run this function's workflows as its children (`step.invoke`, `step.start`):
+   * the parent's role may invoke this function (its direct start, and a cancel), this function's
+   * role may send to the parent's wake queue (where a child's end goes), and this function is
+   * listed in the parent's `WAYMARK_CHILD_FUNCTIONS`. Nothing else of either is shared: each
+   * keeps its own table, queue and schedules. Both must be in one stack (the two grants refer to
+   * each other, which across stacks is a dependency cycle).
+   *
+   * @example
+   * ```ts
+   * const payments = new DurableFunction(this, "Payments", { entry: "functions/payment-flow.ts" });
+   * const orders = new DurableFunction(this, "Orders", { entry: "functions/order-flow.ts", handler: "orderFlow" });
+   * payments.grantInvoke(orders); // orders' step.invoke("pay", paymentFlow, …) now reaches Payments
+   * ```
+   */
+  grantInvoke(parent: DurableFunction): void {
+    check(parent !== this, "a function hosts its own children already; grantInvoke is for another DurableFunction");
+    check(Stack.of(parent) === Stack.of(this), "grantInvoke needs both functions in one stack (each grant refers to the other)");
+    if (parent.childFunctions.includes(this.function.functionArn)) return;
+    if (parent.childFunctions.length === 0) {
+      parent.function.addEnvironment(ENV.childFunctions, Lazy.string({ produce: () => parent.childFunctions.join(",") }));
+      parent.invokeChildren = new iam.PolicyStatement({ sid: "InvokeChildren", actions: ["lambda:InvokeFunction"] });
+      parent.role.addToPrincipalPolicy(parent.invokeChildren);
+    }
+    parent.childFunctions.push(this.function.functionArn);
+    parent.invokeChildren?.addResources(this.function.functionArn);
+    if (!this.sendChildEnds) {
+      this.sendChildEnds = new iam.PolicyStatement({ sid: "SendChildEnds", actions: ["sqs:SendMessage"] });
+      this.role.addToPrincipalPolicy(this.sendChildEnds);
+    }
+    this.sendChildEnds.addResources(parent.queue.queueArn);
   }
 
   /** The environment `configFromEnv` (lib/aws/config.ts) reads. */
