@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from "@aws-sdk/client-sqs";
 import { JOURNAL_CLIENT_CONFIG } from "../../lib/aws/dynamodb-client.ts";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
@@ -158,11 +159,11 @@ export class E2e {
   }
 
   /** Another Lambda container: its own runtime (the harness's clients unless given others). */
-  newHandler(config: Partial<AwsRuntimeConfig> = {}, clients: { sqs?: SQSClient } = {}, observe: Pick<AwsRuntimeOptions, "logger" | "metrics" | "tracing"> = { metrics: false }): LambdaHandler {
+  newHandler(config: Partial<AwsRuntimeConfig> = {}, clients: { sqs?: SQSClient; lambda?: LambdaClient } = {}, observe: Pick<AwsRuntimeOptions, "logger" | "metrics" | "tracing"> = { metrics: false }): LambdaHandler {
     return createLambdaHandler({
       workflows: this.workflows,
       config: { ...this.config, ...config },
-      clients: { dynamodb: this.clients.dynamodb, sqs: clients.sqs ?? this.clients.sqs, scheduler: this.scheduler.asClient() },
+      clients: { dynamodb: this.clients.dynamodb, sqs: clients.sqs ?? this.clients.sqs, scheduler: this.scheduler.asClient(), ...(clients.lambda ? { lambda: clients.lambda } : {}) },
       clock: this.clock,
       log: (entry) => this.logs.push(entry),
       ...observe,
