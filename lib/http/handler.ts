@@ -16,7 +16,7 @@ import { HttpError, errorResponse } from "./errors.ts";
 import { approvalPage } from "./approval-page.ts";
 import { isFormPost } from "./form-guard.ts";
 import { wantsHtml } from "./html.ts";
-import { approve, deliverSignal, describeApproval, getRun, startRun, type RouteContext } from "./routes.ts";
+import { approve, cancelRun, deliverSignal, describeApproval, getRun, startRun, type RouteContext } from "./routes.ts";
 import { type WebhookSecret, secretList } from "./secret.ts";
 import { DEFAULT_REPLAY_WINDOW_MS, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyRequestSignature } from "./signing.ts";
 import { verifyApprovalToken } from "./tokens.ts";
@@ -97,6 +97,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const routes: Route[] = [
     { pattern: ["runs"], methods: { POST: async (req) => (signed(req), startRun(ctx, readJsonBody(req))) } },
     { pattern: ["runs", ":runId"], methods: { GET: async (req, p) => (signed(req), getRun(ctx, runId(p))) } },
+    { pattern: ["runs", ":runId", "cancel"], methods: { POST: async (req, p) => (signed(req), cancelRun(ctx, runId(p), req.body === "" ? {} : readJsonBody(req))) } },
     {
       pattern: ["runs", ":runId", "signals", ":name"],
       methods: {

@@ -18,6 +18,7 @@ export interface RouteContext {
 }
 
 const StartBody = z.object({ workflow: z.string().min(1).max(128), runId: z.string(), input: z.unknown() }).strict();
+const CancelBody = z.object({ reason: z.string().min(1).max(500).optional() }).strict();
 const SignalBody = z
   .object({ payload: z.unknown(), signalId: z.string().optional(), waitId: z.string().max(300).optional() })
   .strict();
@@ -79,6 +80,19 @@ export async function deliverSignal(ctx: RouteContext, runId: string, name: stri
     if (err instanceof RunFinishedError) await explainFinished(ctx, runId, name, waitId);
     throw err;
   }
+}
+
+/**
+ * `POST /runs/:runId/cancel`: 202 when the request is journaled (or the run, never started,
+ * ended `cancelled` at once); 409 `RunFinishedError` with the run's status when it had already
+ * finished. Idempotent: asking again keeps the first reason.
+ */
+export async function cancelRun(ctx: RouteContext, runId: string, body: unknown): Promise<HttpResponse> {
+  const { reason } = parse(CancelBody, body, []);
+  const asked = await ctx.client.cancel(runId, reason === undefined ? {} : { reason });
+  const run = await ctx.client.get(runId);
+  if (!asked) throw new RunFinishedError(runId, run.status);
+  return json(202, { runId, status: run.status, cancelling: !TERMINAL_STATUSES.has(run.status) });
 }
 
 /** `GET /approvals/:token`: what the link approves and whether it is still open; writes nothing. */
