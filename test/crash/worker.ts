@@ -20,6 +20,10 @@
  *       continue:<runId>   as `continueAsNew` is about to switch the run to its next incarnation
  *       continued:<runId>  right after that switch was written, before the start wake is sent
  *       ended:<runId>      when an invocation of that run has ended (after its `invocation` event)
+ *       finished:<runId>   right after the run's end was written (finishRun returned), before the
+ *                          invocation frees its flow-control slot; `finished:<id>,<id>,…` for the
+ *                          first of those runs this worker finishes, `finished:*` for whichever run
+ *                          it finishes first. A `crash` event names the run first.
  *   WORKER_FREEZE_AT    optional: a point (as above, `inside:` or `started:`) where the worker stops
  *                       itself with SIGSTOP, once per run, after noting a `freeze` event; when the
  *                       test sends SIGCONT it notes `thaw` and carries on from that very point
@@ -45,15 +49,15 @@ export interface WorkerEvent {
   worker: string;
   pid: number;
   at: number;
-  type: "ready" | "step" | "invocation" | "freeze" | "thaw";
+  type: "ready" | "step" | "invocation" | "freeze" | "thaw" | "crash";
   step?: StepEvent;
   /** `ready`: the runtime's lease owner prefix (each invocation's owner starts with it). */
   owner?: string;
-  /** `invocation`, `freeze`, `thaw`: the run. */
+  /** `invocation`, `freeze`, `thaw`, `crash`: the run. */
   runId?: string;
   /** `invocation`: how it ended (`InvocationResult.status`). */
   result?: string;
-  /** `freeze`, `thaw`: the point. */
+  /** `freeze`, `thaw`, `crash`: the point. */
   point?: string;
 }
 
@@ -131,6 +135,18 @@ if (crashAt.startsWith("continue:") || crashAt.startsWith("continued:")) {
     crashIf(`continue:${runId}`);
     const ok = await switchOver(runId, ...rest);
     crashIf(`continued:${runId}`);
+    return ok;
+  };
+}
+if (crashAt.startsWith("finished:")) {
+  const targets = new Set(crashAt.slice("finished:".length).split(","));
+  const finish = runtime.store.finishRun.bind(runtime.store);
+  runtime.store.finishRun = async (runId, ...rest) => {
+    const ok = await finish(runId, ...rest);
+    if (ok && (targets.has("*") || targets.has(runId))) {
+      note({ type: "crash", runId, point: `finished:${runId}` });
+      process.kill(process.pid, "SIGKILL");
+    }
     return ok;
   };
 }

@@ -248,6 +248,54 @@ export const loopFlow = durable(
   },
 );
 
+/** One line of `lanes.jsonl`: a `crash-lane` step body starting or ending, in the process it ran in. */
+export interface LaneLine {
+  ev: "start" | "end";
+  runId: string;
+  customer: string;
+  stepId: string;
+  pid: number;
+  worker: string;
+  at: number;
+}
+
+/** At most this many `crash-lane` runs of one customer execute at once. */
+export const LANE_LIMIT = 2;
+
+/**
+ * Flow control per key: `durable({ concurrency: { key: customer, limit: 2 } })`. One step
+ * `work-<i>` per entry of `workMs`, each noting its start and end in `lanes.jsonl` (a synchronous
+ * append, so a SIGKILL leaves a start without an end) around an await of that many ms: a test can
+ * count the runs of one customer whose bodies run at the same instant, across processes.
+ */
+export const laneFlow = durable(
+  {
+    name: "crash-lane",
+    input: z.object({ customer: z.string().min(1), workMs: z.array(z.number().int().nonnegative()).min(1) }),
+    concurrency: { key: (input) => input.customer, limit: LANE_LIMIT },
+  },
+  async ({ customer, workMs }, step) => {
+    const done: number[] = [];
+    for (const [i, ms] of workMs.entries()) {
+      const stepId = `work-${i + 1}`;
+      done.push(
+        await step.run(stepId, async () => {
+          lane("start", step.runId, customer, stepId);
+          await delay(ms);
+          lane("end", step.runId, customer, stepId);
+          return i + 1;
+        }),
+      );
+    }
+    return { customer, done };
+  },
+);
+
+function lane(ev: LaneLine["ev"], runId: string, customer: string, stepId: string): void {
+  const line: LaneLine = { ev, runId, customer, stepId, pid: process.pid, worker: process.env.WORKER_LABEL ?? "", at: Date.now() };
+  appendFileSync(join(process.env.WAYMARK_DEMO_DIR ?? ".", "lanes.jsonl"), `${JSON.stringify(line)}\n`);
+}
+
 export { orderFlow };
 
-export const crashWorkflows: AnyWorkflow[] = [orderFlow, napFlow, relayFlow, fanFlow, chargeFlow, mapFlow, sagaFlow, childFlow, parentFlow, loopFlow];
+export const crashWorkflows: AnyWorkflow[] = [orderFlow, napFlow, relayFlow, fanFlow, chargeFlow, mapFlow, sagaFlow, childFlow, parentFlow, loopFlow, laneFlow];
