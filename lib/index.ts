@@ -48,7 +48,7 @@ export * from "./observe/index.ts";
 export { createRegistry, type Registry } from "./core/registry.ts";
 export { Client, createClient, type ClientOptions, type HistoryEntry, type SignalOptions, type SignalReceipt, type StartOptions, type StartResult } from "./client.ts";
 export type * from "./ports.ts";
-export { systemClock, TERMINAL_STATUSES } from "./ports.ts";
+export { RUN_STATUSES, systemClock, TERMINAL_STATUSES } from "./ports.ts";
 export type { JournalRecord, StepRecord, SignalRecord, ResolutionRecord, AttemptRecord } from "./core/records.ts";
 export {
   DEFAULT_INLINE_PAYLOAD_BYTES,

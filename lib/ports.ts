@@ -13,8 +13,15 @@
  */
 import type { SerializedError } from "./core/errors.ts";
 
-/** Lifecycle of a run. `completed`, `failed` and `cancelled` are terminal. */
-export type RunStatus = "pending" | "running" | "suspended" | "completed" | "failed" | "cancelled";
+/**
+ * Lifecycle of a run. `completed`, `failed` and `cancelled` are terminal. `queued`: waiting for
+ * a flow-control slot of its key or for its rate window (`waitingFor` says which), never yet
+ * admitted in this invocation; `running` once it is.
+ */
+export type RunStatus = "pending" | "running" | "suspended" | "queued" | "completed" | "failed" | "cancelled";
+
+/** Every status, in lifecycle order (the lists by status, the CLI, the dashboard). */
+export const RUN_STATUSES: readonly RunStatus[] = ["pending", "queued", "running", "suspended", "completed", "failed", "cancelled"];
 
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
 
@@ -33,7 +40,7 @@ export interface RunMeta {
    * without timeout) and once finished. The watchdog wakes runs whose `wakeAt` has passed.
    */
   wakeAt?: number;
-  /** What a suspended run waits for, e.g. `sleep:cool-off` or `signal:approval`. */
+  /** What a suspended or queued run waits for, e.g. `sleep:cool-off`, `signal:approval`, `queued:<scope>`. */
   waitingFor?: string;
   /** The current lease, if one was granted and not released. */
   lease?: Lease;
@@ -96,6 +103,8 @@ export interface AcquireRequest {
 /** What a released run looks like until its next invocation. */
 export interface SuspendUpdate {
   now: number;
+  /** `queued` for a run that waits for a flow-control slot or its rate window; default `suspended`. */
+  status?: "suspended" | "queued";
   wakeAt?: number;
   waitingFor?: string;
 }
@@ -142,7 +151,7 @@ export interface JournalStore {
   acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult>;
   /** Extends the lease while its token is current. */
   renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean>;
-  /** Suspends the run and frees the lease, if `token` is still current. */
+  /** Suspends (or queues: `update.status`) the run and frees the lease, if `token` is still current. */
   releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean>;
   /**
    * Starts the run's next incarnation (`step.continueAsNew`): the new input, `incarnation` as
@@ -159,8 +168,8 @@ export interface JournalStore {
   /** Marks a signal as late for a wait (the loser of the race, kept for audit). */
   markLate(runId: string, key: string, waitStepId: string): Promise<void>;
   /**
-   * Makes a suspended run due by `at` (its `wakeAt` moves earlier, never later), so the watchdog
-   * wakes it even if the wake sent next is lost. No effect on running, pending or finished runs.
+   * Makes a suspended or queued run due by `at` (its `wakeAt` moves earlier, never later), so the
+   * watchdog wakes it even if the wake sent next is lost. No effect on running, pending or finished runs.
    */
   markDue(runId: string, at: number): Promise<void>;
   listRuns(query: ListQuery): Promise<RunPage>;

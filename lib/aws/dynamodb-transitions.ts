@@ -41,16 +41,17 @@ export function renewUpdate(runId: string, token: number, now: number, ttlMs: nu
   return { update: u, condition: leaseHeld(u, token) };
 }
 
-/** Release: suspended until `wakeAt` (in the due index) or, without one, until a signal. */
+/** Release: suspended (or queued) until `wakeAt` (in the due index) or, without one, until a signal. */
 export function releaseUpdate(runId: string, token: number, update: SuspendUpdate): MetaUpdate {
+  const status = update.status ?? "suspended";
   const u = new UpdateBuilder()
-    .set(ATTR.status, s("suspended"))
+    .set(ATTR.status, s(status))
     .set(ATTR.updatedAt, n(update.now))
-    .set("gsi1pk", s(statusPartition("suspended", shardOf(runId))))
+    .set("gsi1pk", s(statusPartition(status, shardOf(runId))))
     .setOrRemove(ATTR.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
     .setOrRemove(ATTR.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
     .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt);
-  const wakeKeys = wakeIndexKeys(runId, "suspended", update.wakeAt);
+  const wakeKeys = wakeIndexKeys(runId, status, update.wakeAt);
   if (wakeKeys) u.setAll(wakeKeys);
   else u.remove("gsi2pk", "gsi2sk");
   return { update: u, condition: leaseHeld(u, token) };
@@ -71,11 +72,12 @@ export function continueUpdate(runId: string, token: number, update: ContinueUpd
   return { update: u, condition: leaseHeld(u, token) };
 }
 
-/** Due: a suspended run's wake time moves earlier (never later), into the due index. */
+/** Due: a suspended or queued run's wake time moves earlier (never later), into the due index. */
 export function markDueUpdate(runId: string, at: number): MetaUpdate {
   const u = new UpdateBuilder().set(ATTR.wakeAt, n(at)).setAll(wakeIndexKeys(runId, "suspended", at) ?? {});
   const wakeAt = u.name(ATTR.wakeAt);
-  const condition = `${u.name(ATTR.status)} = ${u.value("c_suspended", s("suspended"))} AND (attribute_not_exists(${wakeAt}) OR ${wakeAt} > ${u.value("c_at", n(at))})`;
+  const waiting = `${u.name(ATTR.status)} IN (${u.value("c_suspended", s("suspended"))}, ${u.value("c_queued", s("queued"))})`;
+  const condition = `${waiting} AND (attribute_not_exists(${wakeAt}) OR ${wakeAt} > ${u.value("c_at", n(at))})`;
   return { update: u, condition };
 }
 

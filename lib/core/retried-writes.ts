@@ -20,11 +20,11 @@ export function isOwnGrant(meta: RunMeta | undefined, owner: string): boolean {
 
 /**
  * The run was released by the holder of `token`: nobody was granted a lease since (the token is
- * still the last one granted), no lease is held, and it is suspended. Only that holder's release
- * removes a lease without finishing the run, so this is the first attempt's effect.
+ * still the last one granted), no lease is held, and it is suspended (or queued). Only that
+ * holder's release removes a lease without finishing the run, so this is the first attempt's effect.
  */
 export function isReleased(meta: RunMeta | undefined, token: number): boolean {
-  return meta !== undefined && meta.leaseToken === token && meta.lease === undefined && meta.status === "suspended";
+  return meta !== undefined && meta.leaseToken === token && meta.lease === undefined && (meta.status === "suspended" || meta.status === "queued");
 }
 
 /** The run was continued by the holder of `token` into this very incarnation. */

@@ -100,7 +100,7 @@ export class SqliteJournalStore implements JournalStore {
       UPDATE runs SET lease_expires_at = @expiresAt, wake_at = @expiresAt
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
     this.suspend = db.prepare<[Params]>(`
-      UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = 'suspended',
+      UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = @status,
         wake_at = @wakeAt, waiting_for = @waitingFor, updated_at = @now
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
     this.continueStmt = db.prepare<[Params]>(`
@@ -115,7 +115,7 @@ export class SqliteJournalStore implements JournalStore {
     this.insertRecord = db.prepare<[string, string, string, string | null]>("INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
     this.due = db.prepare<[Params]>(`
-      UPDATE runs SET wake_at = @at WHERE run_id = @runId AND status = 'suspended' AND (wake_at IS NULL OR wake_at > @at)`);
+      UPDATE runs SET wake_at = @at WHERE run_id = @runId AND status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at)`);
     this.selectDue = db.prepare<[number, number], RunRow>(`
       SELECT * FROM runs WHERE wake_at <= ? AND ${NOT_FINISHED} ORDER BY wake_at, run_id LIMIT ?`);
     this.selectPage = [false, true].flatMap((byStatus) =>
@@ -214,7 +214,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
-    const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null };
+    const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null, status: update.status ?? "suspended" };
     return this.suspend.run(params).changes === 1 || isReleased(await this.getRun(runId), token);
   }
 

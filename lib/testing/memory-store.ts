@@ -141,7 +141,7 @@ export class MemoryJournalStore implements JournalStore {
     const meta = this.leased(runId, token);
     if (!meta) return isReleased(this.runs.get(runId), token);
     delete meta.lease;
-    meta.status = "suspended";
+    meta.status = update.status ?? "suspended";
     setOrDelete(meta, "wakeAt", update.wakeAt);
     setOrDelete(meta, "waitingFor", update.waitingFor);
     meta.updatedAt = update.now;
@@ -188,7 +188,7 @@ export class MemoryJournalStore implements JournalStore {
 
   async markDue(runId: string, at: number): Promise<void> {
     const meta = this.runs.get(runId);
-    if (meta?.status === "suspended" && (meta.wakeAt === undefined || meta.wakeAt > at)) meta.wakeAt = at;
+    if ((meta?.status === "suspended" || meta?.status === "queued") && (meta.wakeAt === undefined || meta.wakeAt > at)) meta.wakeAt = at;
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

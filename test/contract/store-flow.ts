@@ -2,7 +2,7 @@
 import { expect, it } from "vitest";
 import type { JournalStore } from "../../lib/ports.ts";
 import { LostResponseStore } from "../support/lost-response-store.ts";
-import { T, freshId } from "./helpers.ts";
+import { T, freshId, leasedRun, listAll, randomBase } from "./helpers.ts";
 
 export function flowTests(store: () => JournalStore): void {
   it("takeSlot grants at most `limit` holders; a holder keeps its slot; a freed or expired slot is taken again", async () => {
@@ -63,6 +63,26 @@ export function flowTests(store: () => JournalStore): void {
     expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 200)).toBe(false); // its expiry moved
     expect(await store().takeSlot(scope, 0, { runId: "x", expiresAt: T + 900 }, T + 600)).toBe(false); // even expired, limit 0 takes none
     expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 600)).toBe(true);
+  });
+
+  it("a run released as queued: status queued, listed by it, due for the watchdog, made due earlier, granted again; a retried release answers true", async () => {
+    // A time window of its own, below the other tests' times and above listDueRuns' own window.
+    const base = randomBase(2_000_000_000, 1_000_000_000);
+    const { runId, token } = await leasedRun(store(), "queued", "owner-a", base);
+    const lost = new LostResponseStore(store()).lose("releaseLease");
+    expect(await lost.store.releaseLease(runId, token, { now: base + 1, wakeAt: base + 30_000, waitingFor: "queued:wf:k", status: "queued" })).toBe(true);
+    expect(await store().getRun(runId)).toMatchObject({ status: "queued", waitingFor: "queued:wf:k", wakeAt: base + 30_000 });
+    expect(await store().getRun(runId)).not.toHaveProperty("lease");
+    const listed = await listAll(store(), { status: "queued" }, 100);
+    expect(listed.map((r) => r.runId)).toContain(runId);
+    expect(listed.every((r) => r.status === "queued")).toBe(true);
+    expect((await listAll(store(), { status: "suspended" }, 100)).map((r) => r.runId)).not.toContain(runId);
+    await store().markDue(runId, base + 10);
+    expect((await store().getRun(runId))?.wakeAt).toBe(base + 10);
+    expect((await store().listDueRuns(base + 10, 1000)).map((r) => r.runId)).toContain(runId);
+    const again = await store().acquireLease(runId, { owner: "owner-b", now: base + 20, ttlMs: 1_000 });
+    expect(again).toMatchObject({ acquired: true, run: { status: "running" } });
+    await store().finishRun(runId, { now: base + 30, status: "cancelled" });
   });
 
   it("markLatest keeps the latest start by time (ties by run id), whatever order the writes come in", async () => {
