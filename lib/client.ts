@@ -26,6 +26,7 @@ import { journalIdOf } from "./core/incarnation.ts";
 import { askToCancel, followIncarnation } from "./core/engine-runs.ts";
 import { decision, findResolutionOf, type ResolutionContext, resolveSignal } from "./signal-resolution.ts";
 import { debounceScope, rateScope } from "./core/flow-control.ts";
+import { cancelQueued, isQueued } from "./core/queued-cancel.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
@@ -266,9 +267,9 @@ export class Client {
   }
 
   /**
-   * Asks a run to cancel. A run that never started ends `cancelled` at once. Otherwise the
-   * request is journaled and the run woken: the workflow gets `CancelledError` at its pending
-   * sleep or wait (or out of the step running now, whose `signal` aborts), may run compensation
+   * Asks a run to cancel. A run that never started (pending, or queued with no step run) ends
+   * `cancelled` at once, out of its queue. Otherwise the request is journaled and the run
+   * woken: the workflow gets `CancelledError` at its pending sleep or wait (or out of the step running now, whose `signal` aborts), may run compensation
    * steps, and then ends `cancelled` with the reason. Returns false if the run had finished.
    * Idempotent: asking again keeps the first reason.
    *
@@ -287,6 +288,8 @@ export class Client {
       // Nothing ran yet: nothing to compensate. (A first invocation racing this finds it finished.)
       if (await store.finishRun(runId, { now, status: "cancelled", error: serializeError(new CancelledError(reason)) })) return true;
     }
+    // Queued with nothing run yet: it ends now, and leaves its queue.
+    if (isQueued(run) && (await cancelQueued(this.o, run, reason))) return true;
     await askToCancel(this.o, runId, run.incarnation, reason);
     return true;
   }

@@ -8,6 +8,7 @@ import type { AnyWorkflow } from "./definition.ts";
 import type { InvocationResult } from "./engine-types.ts";
 import { debounceScope, enter, flowScope, promote, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
 import type { Clock, JournalStore, SuspendUpdate, WakeQueue } from "../ports.ts";
+import { keys } from "./records.ts";
 
 export interface AdmissionPorts {
   store: JournalStore;
@@ -41,18 +42,36 @@ export async function unhosted(o: AdmissionPorts, runId: string, workflow: strin
   return { status: "unhosted", workflow, wakeAt };
 }
 
-/** Waits until `wakeAt` with the lease released, woken by a wake of `key`. */
+/** Waits until `wakeAt` with the lease released (`queued` for a rate window), woken by a wake of `key`. */
 async function waitUntil(o: AdmissionPorts, runId: string, wakeAt: number, waitingFor: string, key: string, result: InvocationResult): Promise<Admission> {
-  const ok = await o.release({ now: o.clock.now(), wakeAt, waitingFor });
+  const ok = await o.release({ now: o.clock.now(), wakeAt, waitingFor, ...(result.status === "queued" ? { status: "queued" } : {}) });
   if (ok) await o.wakes.schedule({ runId, at: wakeAt, reason: "start", key });
   return { type: "wait", result: ok ? result : { status: "lost-lease" } };
 }
 
+/** The run being admitted, as this invocation found it. */
+export interface AdmissionRun {
+  runId: string;
+  /** Its current incarnation's journal id (where a cancellation is recorded). */
+  journalId: string;
+  createdAt: number;
+  input: unknown;
+  /** No step recorded yet. */
+  firstExecution: boolean;
+  leaseExpiresAt: number;
+  /** A cancellation requested, as the journal read at the start of the invocation says. */
+  cancelReason?: string | undefined;
+}
+
 /**
- * The debounce, rate and concurrency rules of `workflow` for this run. `firstExecution` (no step
- * recorded yet) is when a start is debounced and counted against the rate.
+ * The debounce, rate and concurrency rules of `workflow` for this run. A first execution (no
+ * step recorded yet) is when a start is debounced and counted against the rate. A run that would
+ * queue (status `queued`) with nothing run yet and its cancellation requested ends `cancelled`
+ * instead: it has nothing to compensate.
  */
-export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, runId: string, createdAt: number, input: unknown, firstExecution: boolean, leaseExpiresAt: number): Promise<Admission> {
+export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: AdmissionRun): Promise<Admission> {
+  const { runId, createdAt, input, firstExecution, leaseExpiresAt, cancelReason } = run;
+  const cancelled: Admission | undefined = cancelReason !== undefined && firstExecution ? { type: "finish", outcome: { type: "cancelled", reason: cancelReason } } : undefined;
   const { store, clock } = o;
   const debounce = workflow.debounce;
   if (debounce && firstExecution) {
@@ -68,20 +87,37 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, runId: str
     const scope = rateScope(workflow.key, String(rate.key(input)));
     const now = clock.now();
     if (!(await store.takeSlot(scope, rate.limit, { runId, expiresAt: now + rate.periodMs }, now))) {
-      return waitUntil(o, runId, now + Math.max(1_000, Math.ceil(rate.periodMs / rate.limit)), `rate-limited:${scope}`, "rate", { status: "queued", scope });
+      if (cancelled) return cancelled;
+      const waiting = await waitUntil(o, runId, now + Math.max(1_000, Math.ceil(rate.periodMs / rate.limit)), `rate-limited:${scope}`, "rate", { status: "queued", scope });
+      if (waiting.type === "wait" && waiting.result.status === "queued") await cancelMeanwhile(o, run);
+      return waiting;
     }
   }
   const flow = workflow.concurrency;
   if (!flow) return { type: "run" };
   const scope = flowScope(workflow.key, String(flow.key(input)));
   if (await enter(o, scope, flow.limit, runId, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
+  if (cancelled) return cancelled;
   // Queued: woken when a slot is handed to it (the recheck is the backstop if that wake is lost).
   const now = clock.now();
-  const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}` });
+  const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}`, status: "queued" });
   if (!ok) return { type: "wait", result: { status: "lost-lease" } };
   // In the queue only once it waits: a holder that left while we held the lease passed us over.
   // Then any slot free now goes to the first in line (to us if that is us, woken at once).
   await store.enqueue(scope, runId, createdAt);
   await promote(o, scope, flow.limit);
+  await cancelMeanwhile(o, run);
   return { type: "wait", result: { status: "queued", scope } };
+}
+
+/**
+ * A cancellation requested while this invocation held the lease found the run busy, and its wake
+ * was dropped: now that the run waits, look once more, and wake it to end (it has run nothing).
+ */
+async function cancelMeanwhile(o: AdmissionPorts, run: AdmissionRun): Promise<void> {
+  if (!run.firstExecution || run.cancelReason !== undefined) return;
+  if ((await o.store.getRecord(run.journalId, keys.cancel())) === undefined) return;
+  const now = o.clock.now();
+  await o.store.markDue(run.runId, now);
+  await o.wakes.schedule({ runId: run.runId, at: now, reason: "cancel", key: "cancel" });
 }

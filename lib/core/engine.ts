@@ -133,12 +133,12 @@ export class Engine {
     }
 
     // Flow control: a debounce period, a rate window, a concurrency slot (admission.ts).
-    const admission = await admit(this.admissionPorts(runId, token), workflow, runId, journal.run.createdAt, input.data, view.stepIds().length === 0, hold.expiresAt);
+    const incarnation = journal.run.incarnation ?? 1;
+    const journalId = journalIdOf(runId, incarnation);
+    const admission = await admit(this.admissionPorts(runId, token), workflow, { runId, journalId, createdAt: journal.run.createdAt, input: input.data, firstExecution: view.stepIds().length === 0, leaseExpiresAt: hold.expiresAt, cancelReason: view.cancel()?.reason });
     if (admission.type === "finish") return this.finish(runId, token, admission.outcome);
     if (admission.type === "wait") return admission.result;
     if (admission.slot) hold.slot = admission.slot;
-    const incarnation = journal.run.incarnation ?? 1;
-    const journalId = journalIdOf(runId, incarnation);
     const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log);
     if (limit) return this.finish(runId, token, { type: "failed", error: serializeError(limit) });
     // A whole-run deadline (`durable({ timeout })`) is a cancellation like any other, journaled once.

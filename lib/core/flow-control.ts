@@ -10,7 +10,7 @@
  * Rate limits per key reuse the slots: a start takes a slot that expires one period later, so at
  * most `limit` slots are live in any window of that length (a sliding window).
  */
-import type { Clock, JournalStore, RunMeta, WakeQueue } from "../ports.ts";
+import { type Clock, type JournalStore, type RunMeta, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
 import type { Duration } from "./duration.ts";
 
 export interface ConcurrencyOptions<I> {
@@ -48,7 +48,7 @@ export function flowScope(workflowKey: string, key: string): string {
  * `suspended` waiting for `queued:<scope>`.
  */
 export function waitsForSlot(run: RunMeta | undefined): boolean {
-  return run?.status === "suspended" && run.waitingFor?.startsWith("queued:") === true;
+  return (run?.status === "queued" || run?.status === "suspended") && run.waitingFor?.startsWith("queued:") === true;
 }
 
 /**
@@ -66,26 +66,35 @@ export async function enter(o: FlowPorts, scope: string, limit: number, runId: s
   const head = await store.peek(scope);
   if (head !== undefined && head !== runId) return false;
   if (!(await store.takeSlot(scope, limit, { runId, expiresAt }, clock.now()))) return false;
-  if (head === runId) await store.dequeue(scope, runId);
+  if (head === runId) {
+    // Out of the queue, and a slot still free goes to the next in line (a promoter that found
+    // this run at the head, running, left it to this run).
+    await store.dequeue(scope, runId);
+    await promote(o, scope, limit);
+  }
   return true;
 }
 
 /**
  * Hands free slots of `scope` to the runs at the head of its queue, in order: each is given a
  * slot (kept for it {@link HANDOFF_MS}), taken off the queue, marked due and woken. A run at the
- * head that no longer waits (it has a slot, is running, or has ended) is taken off and passed
- * over. Stops at the first run no free slot is left for. Safe to repeat and to run concurrently:
- * the slots decide, and a run handed a slot twice holds one.
+ * head that has ended is taken off and passed over. Stops at the first run no free slot is left
+ * for, and at a head that is not waiting: it holds the lease (taking a slot, or about to queue
+ * again), and looks at the queue itself once it has its slot or waits. Taking such a run off
+ * here could lose it: its own enqueue, just before, found its old entry and added nothing.
+ * Safe to repeat and to run concurrently: the slots decide, and a run handed a slot twice holds one.
  */
 export async function promote(o: FlowPorts, scope: string, limit: number): Promise<void> {
   const { store, clock } = o;
   for (let pass = 0; pass < MAX_PASS; pass++) {
     const head = await store.peek(scope);
     if (head === undefined) return;
-    if (!waitsForSlot(await store.getRun(head))) {
+    const run = await store.getRun(head);
+    if (run === undefined || TERMINAL_STATUSES.has(run.status)) {
       await store.dequeue(scope, head);
       continue;
     }
+    if (!waitsForSlot(run)) return;
     const now = clock.now();
     if (!(await store.takeSlot(scope, limit, { runId: head, expiresAt: now + HANDOFF_MS }, now))) return;
     await store.dequeue(scope, head);

@@ -54,7 +54,7 @@ describe("durable({ concurrency: { key, limit } })", () => {
       void lab.engine("A").invoke("dies"); // holds the slot, then "dies" (never returns)
       await gates.started("dies");
       expect(await lab.engine("B").invoke("next")).toEqual({ status: "queued", scope: "one-at-a-time:k" });
-      expect(await lab.store.getRun("next")).toMatchObject({ status: "suspended", waitingFor: "queued:one-at-a-time:k" });
+      expect(await lab.store.getRun("next")).toMatchObject({ status: "queued", waitingFor: "queued:one-at-a-time:k" });
       lab.clock.advance(31_000); // A's lease (and slot) expired
       expect(await lab.engine("C").invoke("next")).toEqual({ status: "completed", result: "next" });
     } finally {
@@ -94,12 +94,14 @@ describe("durable({ concurrency: { key, limit } })", () => {
       lab.clock.advance(1_000);
       await lab.client().start(wf, { runId: "b", input: { id: "b" } });
       expect((await lab.engine("B").invoke("b")).status).toBe("queued");
+      expect(await lab.store.getRun("b")).toMatchObject({ status: "queued", waitingFor: "queued:fifo:k" });
       gates.open("a", 0, "a");
       expect((await a).status).toBe("completed"); // the slot frees: it is b's turn, and b is woken
       lab.clock.advance(1_000);
       // c starts right then, and its first invocation comes before b's wake is delivered.
       await lab.client().start(wf, { runId: "c", input: { id: "c" } });
       expect(await lab.engine("C").invoke("c")).toEqual({ status: "queued", scope: "fifo:k" });
+      expect((await lab.client().list({ status: "queued" })).runs.map((r) => r.runId)).toEqual(["c", "b"]); // b is handed the slot, and queued until it comes
       lab.clock.advance(1_000);
       expect(await lab.engine("B").invoke("b")).toEqual({ status: "completed", result: "b" });
       lab.clock.advance(1_000);
@@ -107,6 +109,103 @@ describe("durable({ concurrency: { key, limit } })", () => {
       // The measure: when each run's step began, by its own journal.
       const order = (await Promise.all(["a", "b", "c"].map(async (id) => [id, await started(id)] as const))).sort((x, y) => (x[1] ?? 0) - (y[1] ?? 0));
       expect(order.map(([id]) => id)).toEqual(["a", "b", "c"]);
+    } finally {
+      lab.close();
+    }
+  });
+
+  it("a run that queues again while a slot is handed on is not lost from the queue (its enqueue found its old entry)", async () => {
+    const { leave, promote } = await import("../../lib/core/flow-control.ts");
+    const wf = durable({ name: "requeue", input: z.object({}), concurrency: { key: () => "k", limit: 1 } }, async () => "ok");
+    const lab = sqliteLab([wf]);
+    try {
+      const scope = "requeue:k";
+      const now = lab.clock.now();
+      await lab.client().start(wf, { runId: "r", input: {} });
+      expect(await lab.store.takeSlot(scope, 1, { runId: "holder", expiresAt: now + 60_000 }, now)).toBe(true);
+      await lab.store.enqueue(scope, "r", now); // queued by an earlier invocation of r
+      // Another invocation of r (a duplicate wake) holds its lease, about to queue again …
+      const grant = await lab.store.acquireLease("r", { owner: "dup", now, ttlMs: 30_000 });
+      if (!grant.acquired) throw new Error("no lease");
+      const ports = { store: lab.store, wakes: lab.wakes, clock: lab.clock };
+      // … while another run hands slots on: it reads r as running, and before it goes on, r queues
+      // again as admission does (released, enqueued: already there, no slot free).
+      const racing = new Proxy(lab.store, {
+        get(target, prop, receiver) {
+          if (prop !== "getRun") return Reflect.get(target, prop, receiver) as unknown;
+          return async (runId: string) => {
+            const seen = await target.getRun(runId);
+            await target.releaseLease("r", grant.lease.token, { now, wakeAt: now + 30_000, waitingFor: `queued:${scope}`, status: "queued" });
+            await target.enqueue(scope, "r", now);
+            await promote(ports, scope, 1);
+            return seen;
+          };
+        },
+      });
+      await promote({ ...ports, store: racing }, scope, 1);
+      expect(await lab.store.peek(scope)).toBe("r"); // still in line
+      await leave(ports, { scope, limit: 1 }, "holder");
+      expect(lab.scheduled).toContainEqual(expect.objectContaining({ runId: "r", key: "slot" }));
+      expect(await lab.engine("E").invoke("r")).toEqual({ status: "completed", result: "ok" });
+    } finally {
+      lab.close();
+    }
+  });
+
+  it("on the testing runtime: a waiting run is `queued` and listed so; a signal waits with it; a cancel ends it at once, out of the queue", async () => {
+    const { createTestRuntime } = await import("waymark/testing");
+    const gates = new Gates();
+    const began: string[] = [];
+    const wf = durable({ name: "lane", input: z.object({ id: z.string() }), signals: { note: z.string() }, concurrency: { key: () => "k", limit: 1 } }, async ({ id }, step) => {
+      await step.run("work", () => (began.push(id), id === "a" ? gates.wait("a") : id));
+      if (id !== "b") return id;
+      const note = await step.waitForSignal("note");
+      return note.received ? note.payload : "none";
+    });
+    const rt = createTestRuntime({ workflows: [wf] });
+    const a = rt.start(wf, { runId: "a", input: { id: "a" } });
+    await gates.started("a");
+    for (const id of ["b", "c", "d"]) await rt.start(wf, { runId: id, input: { id } });
+    for (const id of ["b", "c", "d"]) expect(await rt.get(id)).toMatchObject({ status: "queued", waitingFor: "queued:lane:k" });
+    expect((await rt.client.list({ status: "queued" })).runs.map((r) => r.runId)).toEqual(["d", "c", "b"]);
+    expect((await rt.client.list({ status: "suspended" })).runs).toEqual([]);
+    expect((await rt.signal("b", "note", "hello")).status).toBe("buffered");
+    expect(await rt.get("b")).toMatchObject({ status: "queued" });
+    expect(await rt.client.cancel("c", { reason: "not needed" })).toBe(true);
+    expect(await rt.get("c")).toMatchObject({ status: "cancelled", error: { fields: { reason: "not needed" } } }); // at once
+    gates.open("a", 0);
+    await a;
+    await rt.advance("1s");
+    expect(await rt.get("b")).toMatchObject({ status: "completed", result: "hello" });
+    expect(await rt.get("d")).toMatchObject({ status: "completed", result: "d" });
+    expect(began).toEqual(["a", "b", "d"]); // in order; the cancelled run was passed over, and ran nothing
+    await rt.advance("1m"); // its old recheck wake finds it finished
+    expect(await rt.get("c")).toMatchObject({ status: "cancelled" });
+  });
+
+  it("a run queued by the previous version (suspended, waitingFor queued:…) is handed the freed slot and runs", async () => {
+    const gates = new Gates();
+    const wf = durable({ name: "old-lane", input: z.object({ id: z.string() }), concurrency: { key: () => "k", limit: 1 } }, async ({ id }, step) => step.run("work", () => (id === "holder" ? gates.wait("holder") : id)));
+    const lab = sqliteLab([wf]);
+    try {
+      await lab.client().start(wf, { runId: "holder", input: { id: "holder" } });
+      await lab.client().start(wf, { runId: "old", input: { id: "old" } });
+      const holder = lab.engine("A").invoke("holder");
+      await gates.started("holder");
+      // "old" as the previous version left it: released as suspended, and in the queue.
+      const now = lab.clock.now();
+      const grant = await lab.store.acquireLease("old", { owner: "v0", now, ttlMs: 30_000 });
+      if (!grant.acquired) throw new Error("no lease");
+      await lab.store.releaseLease("old", grant.lease.token, { now, wakeAt: now + 30_000, waitingFor: "queued:old-lane:k" });
+      await lab.store.enqueue("old-lane:k", "old", grant.run.createdAt);
+      expect(await lab.store.getRun("old")).toMatchObject({ status: "suspended", waitingFor: "queued:old-lane:k" });
+      gates.open("holder", 0, "done");
+      expect((await holder).status).toBe("completed");
+      expect(lab.scheduled).toContainEqual(expect.objectContaining({ runId: "old", key: "slot" }));
+      expect((await lab.store.getRun("old"))?.wakeAt).toBe(lab.clock.now()); // due now, should that wake be lost
+      await lab.client().start(wf, { runId: "new", input: { id: "new" } });
+      expect((await lab.engine("C").invoke("new")).status).toBe("queued"); // the slot is old's
+      expect(await lab.engine("B").invoke("old")).toEqual({ status: "completed", result: "old" });
     } finally {
       lab.close();
     }
@@ -125,7 +224,8 @@ describe("durable({ rateLimit: { key, limit, period } })", () => {
     for (const id of ["n1", "n2", "n3", "n4", "n5"]) await rt.start(notify, { runId: id, input: { user: "ana" } });
     await rt.start(notify, { runId: "other", input: { user: "ben" } }); // another key is not held back
     expect(ran.map(([id]) => id).sort()).toEqual(["n1", "n2", "other"]);
-    expect(await rt.get("n3")).toMatchObject({ status: "suspended", waitingFor: "rate-limited:rate:notify:ana" });
+    expect(await rt.get("n3")).toMatchObject({ status: "queued", waitingFor: "rate-limited:rate:notify:ana" });
+    expect((await rt.client.list({ status: "queued" })).runs.map((r) => r.runId).sort()).toEqual(["n3", "n4", "n5"]);
     await rt.advance("1m");
     expect(ran.filter(([, at]) => at >= 60_000 && at < 120_000)).toHaveLength(2);
     await rt.advance("1m");

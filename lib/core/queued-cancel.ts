@@ -1,0 +1,78 @@
+/**
+ * Cancelling a run that waits in a queue (status `queued`: for a flow-control slot or its rate
+ * window) with no step run yet: it ends `cancelled` at once, as a run that never started does.
+ * The canceller takes the run's lease first, so no invocation admits the run meanwhile (one that
+ * holds it already makes this answer false, and the cancellation is asked of it instead); then
+ * the run leaves its queue, and a slot handed to it goes on to the next run in line.
+ */
+import { CancelledError } from "./errors.ts";
+import { serializeError } from "./error-codec.ts";
+import { leave } from "./flow-control.ts";
+import { JournalView } from "./journal-view.ts";
+import type { Registry } from "./registry.ts";
+import { isOwnGrant } from "./retried-writes.ts";
+import type { AcquireResult, Clock, JournalStore, RunMeta, StoredRecord, WakeQueue } from "../ports.ts";
+
+export interface QueuedCancelPorts {
+  store: JournalStore;
+  wakes: WakeQueue;
+  clock: Clock;
+  workflows: Registry;
+}
+
+/** How long the canceller's lease lasts (it finishes or hands the run back well before). */
+const CANCEL_LEASE_MS = 30_000;
+
+/** Waits in a queue: `queued`, or (a journal of an earlier version) `suspended` waiting for one. */
+export function isQueued(run: RunMeta): boolean {
+  return run.status === "queued" || (run.status === "suspended" && /^(queued|rate-limited):/.test(run.waitingFor ?? ""));
+}
+
+/**
+ * Ends the queued run `cancelled` if no step of it has run and no invocation holds it; true if
+ * it did. Otherwise (false) the run is left as it was, due now.
+ */
+export async function cancelQueued(o: QueuedCancelPorts, run: RunMeta, reason: string): Promise<boolean> {
+  const { store, clock } = o;
+  const owner = `cancel:${clock.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const granted = await acquire(store, run.runId, owner, clock.now());
+  if (!granted.acquired) return false;
+  const { token } = granted.lease;
+  const waitingFor = granted.run.waitingFor;
+  const journal = await store.loadJournal(run.runId);
+  if (!journal || ran(run.runId, journal.records)) {
+    // Steps ran: its cancellation is delivered in an invocation (compensations may follow).
+    await store.releaseLease(run.runId, token, { now: clock.now(), wakeAt: clock.now(), status: "queued", ...(waitingFor === undefined ? {} : { waitingFor }) });
+    return false;
+  }
+  const finished = await store.finishRun(run.runId, { now: clock.now(), status: "cancelled", error: serializeError(new CancelledError(reason)), token });
+  const scope = waitingFor?.startsWith("queued:") ? waitingFor.slice("queued:".length) : undefined;
+  const limit = o.workflows.get(run.workflow)?.concurrency?.limit;
+  if (scope !== undefined) {
+    // Out of the queue; a slot handed to it meanwhile goes to the next in line.
+    await store.dequeue(scope, run.runId);
+    if (limit === undefined) await store.freeSlot(scope, run.runId);
+    else await leave(o, { scope, limit }, run.runId);
+  }
+  return finished;
+}
+
+/** Whether a step of the run was recorded (an unreadable journal counts as one). */
+function ran(runId: string, records: readonly StoredRecord[]): boolean {
+  try {
+    return JournalView.parse(runId, records).stepIds().length > 0;
+  } catch {
+    return true;
+  }
+}
+
+/** A grant whose answer was lost (thrown) is recognised by reading the run: the lease is ours. */
+async function acquire(store: JournalStore, runId: string, owner: string, now: number): Promise<AcquireResult> {
+  try {
+    return await store.acquireLease(runId, { owner, now, ttlMs: CANCEL_LEASE_MS });
+  } catch (err) {
+    const run = await store.getRun(runId).catch(() => undefined);
+    if (run?.lease && isOwnGrant(run, owner)) return { acquired: true, lease: run.lease, run };
+    throw err;
+  }
+}
