@@ -269,8 +269,9 @@ export class Client {
   /**
    * Asks a run to cancel. A run that never started (pending, or queued with no step run) ends
    * `cancelled` at once, out of its queue. Otherwise the request is journaled and the run
-   * woken: the workflow gets `CancelledError` at its pending sleep or wait (or out of the step running now, whose `signal` aborts), may run compensation
-   * steps, and then ends `cancelled` with the reason. Returns false if the run had finished.
+   * woken: the workflow gets `CancelledError` at its pending sleep or wait (or out of the step
+   * running now, whose `signal` aborts), may run compensation steps, and then ends `cancelled`
+   * with the reason. Returns false if the run had finished.
    * Idempotent: asking again keeps the first reason.
    *
    * @example

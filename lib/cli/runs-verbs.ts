@@ -5,14 +5,14 @@
  */
 import { parseArgs } from "node:util";
 import { WaymarkError } from "../core/errors.ts";
-import type { RunStatus } from "../ports.ts";
+import { RUN_STATUSES, type RunStatus } from "../ports.ts";
 import { runHistoryVerb } from "./history-verbs.ts";
 import { CliUsageError, JournalUnreachableError, explainAccessError, loadWorkflows, openJournal, type JournalTarget } from "./journal.ts";
 import { formatTimeline } from "./timeline.ts";
 
 const WHERE = "[--file journal.db | --table name [--queue url]]";
 export const RUNS_HELP: Record<string, string> = {
-  list: `waymark runs list [--status pending|running|suspended|completed|failed|cancelled] [--limit n] [--cursor c] [--json] ${WHERE}
+  list: `waymark runs list [--status pending|queued|running|suspended|completed|failed|cancelled] [--limit n] [--cursor c] [--json] ${WHERE}
   Runs, newest first. --json prints { runs, cursor }; pass --cursor to get the next page.`,
   show: `waymark runs show <runId> [--json] ${WHERE}
   The run and its timeline; --json prints { run, entries }.`,
@@ -23,14 +23,15 @@ export const RUNS_HELP: Record<string, string> = {
   Delivers a signal (checked against its schema). The same --signal-id twice is one signal.`,
   cancel: `waymark runs cancel <runId> [--reason text] ${WHERE}
   Asks a run to cancel: it gets CancelledError at its next wait (or out of the step it is running),
-  runs its compensations and ends cancelled with the reason. A run that never started ends at once.`,
+  runs its compensations and ends cancelled with the reason. A run that never started (pending,
+  or queued with no step run) ends at once.`,
   history: `waymark runs history export <runId> [--out file.json] [--file journal.db | --table name]
   The run's history as JSON, for waymark check --histories.`,
 };
 
 export const RUNS_USAGE = Object.values(RUNS_HELP).map((h) => `  ${h.split("\n")[0]}`).join("\n");
 
-const STATUSES = new Set<string>(["pending", "running", "suspended", "completed", "failed", "cancelled"]);
+const STATUSES = new Set<string>(RUN_STATUSES);
 
 /**
  * Runs one `waymark runs` verb; returns the exit code.
@@ -97,7 +98,7 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
           }
           if (page.runs.length === 0) out("no runs");
           for (const r of page.runs) {
-            const detail = r.status === "suspended" ? (r.waitingFor ?? "") : r.error ? `${r.error.name}: ${r.error.message}` : "";
+            const detail = r.status === "suspended" || r.status === "queued" ? (r.waitingFor ?? "") : r.error ? `${r.error.name}: ${r.error.message}` : "";
             out(`${r.runId.padEnd(24)} ${r.workflow.padEnd(16)} ${r.status.padEnd(10)} ${new Date(r.updatedAt).toISOString()}  ${detail}`.trimEnd());
           }
           if (page.cursor) out(`more: --cursor ${page.cursor}`);

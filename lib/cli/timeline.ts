@@ -61,7 +61,7 @@ export function formatTimeline(run: RunMeta, entries: readonly HistoryEntry[]): 
     `run ${run.runId}  workflow ${run.workflow}  status ${run.status}`,
     `created ${new Date(run.createdAt).toISOString()}  invocations ${run.invocations}` +
       (run.waitingFor ? `  waiting for ${run.waitingFor}` : "") +
-      (run.wakeAt !== undefined && run.status === "suspended" ? `  wakes ${new Date(run.wakeAt).toISOString()}` : ""),
+      (run.wakeAt !== undefined && (run.status === "suspended" || run.status === "queued") ? `  wakes ${new Date(run.wakeAt).toISOString()}` : ""),
   ];
   const rows = timelineRows(entries);
   const table = [["#", "step", "kind", "status", "attempts", "duration", "result"], ...rows.map((r, i) => [String(i + 1), r.step, r.kind, r.status, r.attempts, r.duration, r.preview])];

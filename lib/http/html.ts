@@ -68,7 +68,7 @@ a{color:var(--accent)}table{border-collapse:collapse;width:100%}td,th{padding:.3
 th{font-weight:600;color:var(--muted);font-size:.85rem}td.mono,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem;word-break:break-all}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margin:0 0 1rem}dt{color:var(--muted)}dd{margin:0}
 .status{display:inline-block;padding:0 .45rem;border-radius:1rem;border:1px solid var(--line);font-size:.85rem}
-.s-completed,.ok{color:var(--ok)}.s-failed,.bad{color:var(--bad)}.s-suspended,.s-running,.s-pending{color:var(--warn)}.s-cancelled{color:var(--muted)}
+.s-completed,.ok{color:var(--ok)}.s-failed,.bad{color:var(--bad)}.s-suspended,.s-queued,.s-running,.s-pending{color:var(--warn)}.s-cancelled{color:var(--muted)}
 .summary{font-size:1.1rem;padding:.8rem 1rem;border-left:4px solid var(--accent);background:color-mix(in srgb,var(--accent) 8%,transparent);margin:0 0 1rem}
 form.fields label{display:block;font-weight:600;margin:.8rem 0 .2rem}form.fields .hint{color:var(--muted);font-size:.85rem;font-weight:400}
 input[type=text],input[type=number],input[type=email],input[type=search],select,textarea{font:inherit;padding:.4rem .5rem;border:1px solid var(--line);border-radius:.3rem;width:100%;max-width:32rem;background:var(--bg);color:var(--fg)}

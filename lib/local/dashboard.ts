@@ -12,7 +12,7 @@ import { RunNotFoundError } from "../core/errors.ts";
 import { CSRF_FIELD, sameToken } from "../http/form-guard.ts";
 import { type SafeHtml, html, htmlResponse, page, time } from "../http/html.ts";
 import type { HttpRequest, HttpResponse } from "../http/types.ts";
-import { type ApprovalLinks, type RunMeta, type RunStatus } from "../ports.ts";
+import { type ApprovalLinks, RUN_STATUSES, type RunMeta, type RunStatus } from "../ports.ts";
 import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from "./dashboard-live.ts";
 import { cancelRun, runPage, signalWait } from "./dashboard-run.ts";
 import { startPage, startRun } from "./dashboard-start.ts";
@@ -40,7 +40,7 @@ export interface DashboardContext {
 /** A dashboard: answers its own paths, `undefined` for every other request. */
 export type Dashboard = (req: HttpRequest) => Promise<HttpResponse | undefined>;
 
-const STATUSES: RunStatus[] = ["pending", "running", "suspended", "completed", "failed", "cancelled"];
+const STATUSES = RUN_STATUSES;
 const PAGE_SIZE = 25;
 /** How many of the newest runs a search looks through. */
 const SEARCH_DEPTH = 2000;
@@ -128,7 +128,7 @@ async function listPage(ctx: DashboardContext, req: HttpRequest): Promise<HttpRe
   }
   const tabs = [undefined, ...STATUSES].map((s) => html`<a href="${query({ status: s, q })}"${s === status ? html` aria-current="page"` : ""}>${s ?? "all"}</a>`);
   const rows = runs.map((r) => {
-    const detail = r.status === "suspended" ? (r.waitingFor ?? "") : r.error ? `${r.error.name}: ${r.error.message}` : "";
+    const detail = r.status === "suspended" || r.status === "queued" ? (r.waitingFor ?? "") : r.error ? `${r.error.name}: ${r.error.message}` : "";
     return html`<tr><td class="mono"><a href="${runHref(r.runId)}">${r.runId}</a></td><td>${r.workflow}</td><td>${statusBadge(r.status)}</td><td>${time(r.updatedAt)}</td><td>${detail}</td></tr>`;
   });
   const body = html`<main data-live>

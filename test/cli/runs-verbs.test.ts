@@ -14,6 +14,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
 import { createJournalTable, deleteTable } from "../setup/tables.ts";
 import { tempDir } from "../http/helpers.ts";
 import { until } from "../support/until.ts";
+import type { JournalStore } from "../../lib/ports.ts";
 
 const dir = tempDir("waymark-cli-");
 const file = join(dir, "journal.db");
@@ -47,8 +48,18 @@ beforeAll(async () => {
     await store.createRun({ runId: id, workflow: j.run.workflow, input: j.run.input, createdAt: j.run.createdAt });
     for (const r of j.records) await store.appendRecord(id, r);
   }
+  for (const s of [runtime.store, store]) await queuedRun(s);
   Object.assign(process.env, { AWS_REGION: LOCAL_REGION, AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey, AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint") });
 });
+
+/** A run waiting for a slot of its key (`queued`), as admission leaves it; not due for a year. */
+async function queuedRun(store: JournalStore): Promise<void> {
+  const now = Date.now();
+  await store.createRun({ runId: "q-1", workflow: orderFlow.key, input: order("q-1"), createdAt: now });
+  const grant = await store.acquireLease("q-1", { owner: "cli-test", now, ttlMs: 1_000 });
+  if (!grant.acquired) throw new Error("q-1: no lease");
+  await store.releaseLease("q-1", grant.lease.token, { now, wakeAt: now + 365 * 86_400_000, waitingFor: "queued:order-flow:kim", status: "queued" });
+}
 
 afterAll(async () => {
   await runtime.close();
@@ -73,6 +84,12 @@ describe.each([
     expect([...page.runs, ...rest.runs].map((r) => r.runId).filter((id) => id.startsWith("c-")).sort()).toEqual(["c-1", "c-2", "c-3"]);
     expect((await cli("runs", "list", "--status", "completed", ...where())).out).not.toContain("c-1");
     expect((await cli("runs", "list", "--status", "sleeping", ...where())).code).toBe(2);
+    const queued = await cli("runs", "list", "--status", "queued", ...where());
+    expect(queued.code).toBe(0);
+    expect(queued.out).toMatch(/^q-1 +order-flow +queued .*queued:order-flow:kim$/m);
+    expect(queued.out).not.toContain("c-1");
+    expect((await cli("runs", "list", "--status", "suspended", ...where())).out).not.toContain("q-1");
+    expect((await cli("runs", "show", "q-1", ...where())).out).toContain("status queued");
   });
 
   it("show, as a timeline and as JSON; an unknown run is exit 1", async () => {

@@ -51,6 +51,21 @@ describe("the dashboard", () => {
     expect([...found.body.matchAll(/>(run-\d\d)<\/a>/g)].map((m) => m[1]).sort()).toEqual(["run-10", "run-11", "run-12", "run-13", "run-14", "run-15", "run-16", "run-17", "run-18", "run-19"]);
   });
 
+  it("lists queued runs under a tab of their own, with what they wait for", async () => {
+    const now = Date.now();
+    await runtime.store.createRun({ runId: "waiting-lane", workflow: waits.key, input: { note: "q" }, createdAt: now });
+    const grant = await runtime.store.acquireLease("waiting-lane", { owner: "test", now, ttlMs: 1_000 });
+    if (!grant.acquired) throw new Error("no lease");
+    await runtime.store.releaseLease("waiting-lane", grant.lease.token, { now, wakeAt: now + 365 * 86_400_000, waitingFor: "queued:waits:k", status: "queued" });
+    const all = await get("/");
+    expect(all.body).toContain(`href="/?status=queued"`);
+    const queued = await get("/", { status: "queued" });
+    expect([...queued.body.matchAll(/>([\w-]+)<\/a><\/td>/g)].map((m) => m[1])).toEqual(["waiting-lane"]);
+    expect(queued.body).toContain("queued:waits:k");
+    expect((await get("/", { status: "suspended" })).body).not.toContain("waiting-lane");
+    expect(await runtime.client.cancel("waiting-lane")).toBe(true); // out of the way of the other tests
+  });
+
   it("escapes what a run carries: input, summary, errors", async () => {
     const page = await get("/ui/runs/run-01");
     expect(page.body).not.toContain("<img");
