@@ -45,8 +45,9 @@ export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap
   timeout?: Duration;
   /**
    * Flow control per key: at most `limit` runs with the same `key(input)` execute at once,
-   * across processes and containers; the others queue (`waitingFor: queued:<workflow>:<key>`)
-   * and start in the order they were created when a slot frees.
+   * across processes and containers; the others wait, status `queued` (`waitingFor:
+   * queued:<workflow>:<key>`), and start first in, first out (by when they were created) as
+   * slots free.
    *
    * @example
    * ```ts

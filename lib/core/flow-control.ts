@@ -116,9 +116,9 @@ export interface RateLimitOptions<I> {
   limit: number;
   period: Duration;
   /**
-   * `delay` (default): a run over the rate waits (`waitingFor: rate-limited:<scope>`) and starts
-   * when the window lets it. `reject`: `client.start` refuses it with `RateLimitedError`, and no
-   * run is created.
+   * `delay` (default): a run over the rate waits, status `queued` (`waitingFor:
+   * rate-limited:<scope>`), and starts when the window lets it. `reject`: `client.start` refuses
+   * it with `RateLimitedError`, and no run is created.
    */
   onLimit?: "delay" | "reject";
 }

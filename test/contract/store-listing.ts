@@ -108,7 +108,7 @@ export function listingTests(store: () => JournalStore): void {
       const now = base + 50;
       const due = await store().listDueRuns(now, 1_000);
       for (let i = 1; i < due.length; i++) expect(due[i]?.wakeAt ?? -Infinity).toBeGreaterThanOrEqual(due[i - 1]?.wakeAt ?? Infinity);
-      expect(due.every((r) => r.wakeAt !== undefined && r.wakeAt <= now && ["pending", "running", "suspended"].includes(r.status))).toBe(true);
+      expect(due.every((r) => r.wakeAt !== undefined && r.wakeAt <= now && ["pending", "queued", "running", "suspended"].includes(r.status))).toBe(true);
       const mine = due.filter((r) => created.includes(r.runId));
       expect(mine.map((r) => [r.runId, r.wakeAt])).toEqual([
         [sleeping, base + 5],
