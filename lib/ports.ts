@@ -204,15 +204,16 @@ export interface JournalStore {
   takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean>;
   /** Gives up the run's slot of `scope`, if it holds one. Idempotent. */
   freeSlot(scope: string, runId: string): Promise<void>;
-  /** Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at`. Idempotent. */
+  /** Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at` (whole ms; always the same for a run). Idempotent. */
   enqueue(scope: string, runId: string, at: number): Promise<void>;
   /**
-   * Takes a run off the queue of `scope` and returns it: the first (undefined when empty), or,
-   * given `runId`, that run wherever it is (undefined if it is not queued). Each is taken once.
+   * Takes a run off the queue of `scope` and returns its id: the first (undefined when empty),
+   * or, given `run` (as `peek` gave it, or as it was enqueued), that run wherever it is
+   * (undefined if it is not queued so). Each is taken once.
    */
-  dequeue(scope: string, runId?: string): Promise<string | undefined>;
+  dequeue(scope: string, run?: QueuedRun): Promise<string | undefined>;
   /** The first run of the queue of `scope`, left in it (undefined when empty). */
-  peek(scope: string): Promise<string | undefined>;
+  peek(scope: string): Promise<QueuedRun | undefined>;
   /**
    * Debounce: records `runId` as the latest start of `scope` unless a later one (by `at`) is
    * recorded already. Idempotent.
@@ -220,6 +221,12 @@ export interface JournalStore {
   markLatest(scope: string, runId: string, at: number): Promise<void>;
   /** The latest start recorded for `scope`, if any. */
   latest(scope: string): Promise<string | undefined>;
+}
+
+/** A run in a flow-control queue, and the time (whole ms) it is ordered by. */
+export interface QueuedRun {
+  runId: string;
+  at: number;
 }
 
 /** Who holds a flow-control slot, until when (renewed with the run's lease). */

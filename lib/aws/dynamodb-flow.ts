@@ -5,8 +5,8 @@
  * it is free, expired, or already this run's; a queued run is taken off by the one delete that
  * finds it (its caller then wakes it).
  */
-import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { SlotHolder } from "../ports.ts";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { QueuedRun, SlotHolder } from "../ports.ts";
 import { n, pad, s } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { isErrorNamed } from "./errors.ts";
@@ -14,6 +14,7 @@ import { dynamodbSdk } from "./sdk.ts";
 
 const slotsPk = (scope: string) => `flow#${scope}`;
 const queuePk = (scope: string) => `flowq#${scope}`;
+const queueSk = (runId: string, at: number) => `${pad(Math.max(0, Math.floor(at)))}#${runId}`;
 
 /** Takes (or keeps) a slot; a lost race for one slot moves on to the next. */
 export async function takeSlot(client: DynamoDBClient, table: string, scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
@@ -54,7 +55,7 @@ export async function freeSlot(client: DynamoDBClient, table: string, scope: str
 
 export async function enqueue(client: DynamoDBClient, table: string, scope: string, runId: string, at: number): Promise<void> {
   const { PutItemCommand } = await dynamodbSdk();
-  await retryConflicts(() => client.send(new PutItemCommand({ TableName: table, Item: { pk: s(queuePk(scope)), sk: s(`${pad(Math.max(0, Math.floor(at)))}#${runId}`), runId: s(runId) } })));
+  await retryConflicts(() => client.send(new PutItemCommand({ TableName: table, Item: { pk: s(queuePk(scope)), sk: s(queueSk(runId, at)), runId: s(runId) } })));
 }
 
 /** The oldest queued run, taken off by the delete that finds it; another taker moves on. */
@@ -75,38 +76,24 @@ export async function dequeue(client: DynamoDBClient, table: string, scope: stri
 }
 
 /** The oldest queued run, left in the queue. */
-export async function peek(client: DynamoDBClient, table: string, scope: string): Promise<string | undefined> {
+export async function peek(client: DynamoDBClient, table: string, scope: string): Promise<QueuedRun | undefined> {
   const { QueryCommand } = await dynamodbSdk();
   const out = await retryConflicts(() => client.send(new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": s(queuePk(scope)) }, ConsistentRead: true, Limit: 1 })));
-  return out.Items?.[0]?.runId?.S;
+  const first = out.Items?.[0];
+  const runId = first?.runId?.S;
+  return runId === undefined ? undefined : { runId, at: Number((first?.sk?.S ?? "").split("#")[0]) };
 }
 
-/** Takes one run off the queue wherever it is: found by a query (it is usually near the head), removed by the delete that finds it. */
-export async function dequeueRun(client: DynamoDBClient, table: string, scope: string, runId: string): Promise<string | undefined> {
-  const { DeleteItemCommand, QueryCommand } = await dynamodbSdk();
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const out = await retryConflicts(() => client.send(new QueryCommand({
-      TableName: table,
-      KeyConditionExpression: "pk = :pk",
-      FilterExpression: "runId = :me",
-      ExpressionAttributeValues: { ":pk": s(queuePk(scope)), ":me": s(runId) },
-      ConsistentRead: true,
-      ExclusiveStartKey: start,
-    })));
-    const found = out.Items?.[0]?.sk?.S;
-    if (found !== undefined) {
-      try {
-        await retryConflicts(() => client.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(queuePk(scope)), sk: s(found) }, ConditionExpression: "attribute_exists(pk)" })));
-        return runId;
-      } catch (err) {
-        if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
-        return undefined;
-      }
-    }
-    start = out.LastEvaluatedKey;
-  } while (start !== undefined);
-  return undefined;
+/** Takes one run off the queue wherever it is: its item's key is known, and the delete that finds it wins. */
+export async function dequeueRun(client: DynamoDBClient, table: string, scope: string, run: QueuedRun): Promise<string | undefined> {
+  const { DeleteItemCommand } = await dynamodbSdk();
+  try {
+    await retryConflicts(() => client.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(queuePk(scope)), sk: s(queueSk(run.runId, run.at)) }, ConditionExpression: "attribute_exists(pk)" })));
+    return run.runId;
+  } catch (err) {
+    if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
+    return undefined;
+  }
 }
 
 const latestKey = (scope: string) => ({ pk: s(`flowl#${scope}`), sk: s("latest") });

@@ -39,6 +39,7 @@ import {
   type ListQuery,
   type NewRun,
   type PurgedRun,
+  type QueuedRun,
   type RunMeta,
   type RunPage,
   type SlotHolder,
@@ -236,11 +237,11 @@ export class DynamoJournalStore implements JournalStore {
     return flow.enqueue(this.client, this.table, scope, runId, at);
   }
 
-  dequeue(scope: string, runId?: string): Promise<string | undefined> {
-    return runId === undefined ? flow.dequeue(this.client, this.table, scope) : flow.dequeueRun(this.client, this.table, scope, runId);
+  dequeue(scope: string, run?: QueuedRun): Promise<string | undefined> {
+    return run === undefined ? flow.dequeue(this.client, this.table, scope) : flow.dequeueRun(this.client, this.table, scope, run);
   }
 
-  peek(scope: string): Promise<string | undefined> {
+  peek(scope: string): Promise<QueuedRun | undefined> {
     return flow.peek(this.client, this.table, scope);
   }
 

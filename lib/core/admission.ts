@@ -96,7 +96,7 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   const flow = workflow.concurrency;
   if (!flow) return { type: "run" };
   const scope = flowScope(workflow.key, String(flow.key(input)));
-  if (await enter(o, scope, flow.limit, runId, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
+  if (await enter(o, scope, flow.limit, { runId, at: createdAt }, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
   if (cancelled) return cancelled;
   // Queued: woken when a slot is handed to it (the recheck is the backstop if that wake is lost).
   const now = clock.now();

@@ -10,7 +10,7 @@
  * Rate limits per key reuse the slots: a start takes a slot that expires one period later, so at
  * most `limit` slots are live in any window of that length (a sliding window).
  */
-import { type Clock, type JournalStore, type RunMeta, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
+import { type Clock, type JournalStore, type QueuedRun, type RunMeta, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
 import type { Duration } from "./duration.ts";
 
 export interface ConcurrencyOptions<I> {
@@ -54,22 +54,25 @@ export function waitsForSlot(run: RunMeta | undefined): boolean {
 /**
  * Takes a slot, first in, first out: a slot handed to this run while it waited (or taken by it
  * already: a retry) is kept; a free one is taken only if no run waits ahead of it in the queue.
- * False: the run must queue (admission.ts), behind the runs that wait already.
+ * False: the run must queue (admission.ts), behind the runs that wait already. `run.at` is where
+ * the run stands in the queue (when it was created).
  */
-export async function enter(o: FlowPorts, scope: string, limit: number, runId: string, expiresAt: number): Promise<boolean> {
+export async function enter(o: FlowPorts, scope: string, limit: number, run: QueuedRun, expiresAt: number): Promise<boolean> {
   const { store, clock } = o;
-  // `limit` 0 keeps a slot the run holds and takes none.
+  const { runId } = run;
+  // `limit` 0 keeps a slot the run holds and takes none. Its queue entry goes (the promoter that
+  // handed the slot took it off, unless it died first).
   if (await store.takeSlot(scope, 0, { runId, expiresAt }, clock.now())) {
-    await store.dequeue(scope, runId);
+    await store.dequeue(scope, run);
     return true;
   }
   const head = await store.peek(scope);
-  if (head !== undefined && head !== runId) return false;
+  if (head !== undefined && head.runId !== runId) return false;
   if (!(await store.takeSlot(scope, limit, { runId, expiresAt }, clock.now()))) return false;
-  if (head === runId) {
+  if (head !== undefined) {
     // Out of the queue, and a slot still free goes to the next in line (a promoter that found
     // this run at the head, running, left it to this run).
-    await store.dequeue(scope, runId);
+    await store.dequeue(scope, head);
     await promote(o, scope, limit);
   }
   return true;
@@ -89,17 +92,17 @@ export async function promote(o: FlowPorts, scope: string, limit: number): Promi
   for (let pass = 0; pass < MAX_PASS; pass++) {
     const head = await store.peek(scope);
     if (head === undefined) return;
-    const run = await store.getRun(head);
+    const run = await store.getRun(head.runId);
     if (run === undefined || TERMINAL_STATUSES.has(run.status)) {
       await store.dequeue(scope, head);
       continue;
     }
     if (!waitsForSlot(run)) return;
     const now = clock.now();
-    if (!(await store.takeSlot(scope, limit, { runId: head, expiresAt: now + HANDOFF_MS }, now))) return;
+    if (!(await store.takeSlot(scope, limit, { runId: head.runId, expiresAt: now + HANDOFF_MS }, now))) return;
     await store.dequeue(scope, head);
-    await store.markDue(head, now);
-    await o.wakes.schedule({ runId: head, at: now, reason: "start", key: "slot" });
+    await store.markDue(head.runId, now);
+    await o.wakes.schedule({ runId: head.runId, at: now, reason: "start", key: "slot" });
   }
 }
 

@@ -50,7 +50,7 @@ export async function cancelQueued(o: QueuedCancelPorts, run: RunMeta, reason: s
   const limit = o.workflows.get(run.workflow)?.concurrency?.limit;
   if (scope !== undefined) {
     // Out of the queue; a slot handed to it meanwhile goes to the next in line.
-    await store.dequeue(scope, run.runId);
+    await store.dequeue(scope, { runId: run.runId, at: run.createdAt });
     if (limit === undefined) await store.freeSlot(scope, run.runId);
     else await leave(o, { scope, limit }, run.runId);
   }

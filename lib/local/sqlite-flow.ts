@@ -3,7 +3,7 @@
  * operation one statement, or one IMMEDIATE transaction, which takes the write lock before it
  * reads, so processes sharing the file never grant one slot twice.
  */
-import type { SlotHolder } from "../ports.ts";
+import type { QueuedRun, SlotHolder } from "../ports.ts";
 import type { Database } from "./database.ts";
 
 /** Flow control's operations on the file, as the store's flow-control methods need them. */
@@ -11,8 +11,8 @@ export interface FlowStatements {
   take(scope: string, limit: number, holder: SlotHolder, now: number): boolean;
   free(scope: string, runId: string): void;
   enqueue(scope: string, runId: string, at: number): void;
-  dequeue(scope: string, runId?: string): string | undefined;
-  peek(scope: string): string | undefined;
+  dequeue(scope: string, run?: QueuedRun): string | undefined;
+  peek(scope: string): QueuedRun | undefined;
   markLatest(scope: string, runId: string, at: number): void;
   latest(scope: string): string | undefined;
 }
@@ -21,7 +21,7 @@ export interface FlowStatements {
 export function flowStatements(db: Database): FlowStatements {
   const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ?");
   const put = db.prepare<[string, number, string, number]>("INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at");
-  const first = db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
+  const first = db.prepare<[string], { run_id: string; at: number }>("SELECT run_id, at FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
   const remove = db.prepare<[string, string]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ?");
   const take = db.transaction((scope: string, limit: number, holder: SlotHolder, now: number): boolean => {
     const held = slots.all(scope);
@@ -40,9 +40,10 @@ export function flowStatements(db: Database): FlowStatements {
     if (row) remove.run(scope, row.run_id);
     return row?.run_id;
   });
-  const dequeueRun = (scope: string, runId: string): string | undefined => (remove.run(scope, runId).changes > 0 ? runId : undefined);
+  const removeAt = db.prepare<[string, string, number]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ? AND at = ?");
+  const dequeueRun = (scope: string, run: QueuedRun): string | undefined => (removeAt.run(scope, run.runId, run.at).changes > 0 ? run.runId : undefined);
   const free = db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?");
-  const enqueue = db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING");
+  const insert = db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING");
   const markLatest = db.prepare<[string, string, number]>(`
     INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
     ON CONFLICT (scope) DO UPDATE SET run_id = excluded.run_id, at = excluded.at
@@ -51,9 +52,12 @@ export function flowStatements(db: Database): FlowStatements {
   return {
     take: (scope, limit, holder, now) => take.immediate(scope, limit, holder, now),
     free: (scope, runId) => void free.run(scope, runId),
-    enqueue: (scope, runId, at) => void enqueue.run(scope, runId, at),
-    dequeue: (scope, runId) => (runId === undefined ? dequeue.immediate(scope) : dequeueRun(scope, runId)),
-    peek: (scope) => first.get(scope)?.run_id,
+    enqueue: (scope, runId, at) => void insert.run(scope, runId, Math.max(0, Math.floor(at))),
+    dequeue: (scope, run) => (run === undefined ? dequeue.immediate(scope) : dequeueRun(scope, run)),
+    peek: (scope) => {
+      const row = first.get(scope);
+      return row && { runId: row.run_id, at: row.at };
+    },
     markLatest: (scope, runId, at) => void markLatest.run(scope, runId, at),
     latest: (scope) => latest.get(scope)?.run_id,
   };

@@ -24,6 +24,7 @@ import {
   type ListQuery,
   type NewRun,
   type PurgedRun,
+  type QueuedRun,
   type RunMeta,
   type RunPage,
   type SlotHolder,
@@ -288,11 +289,11 @@ export class SqliteJournalStore implements JournalStore {
     this.flow.enqueue(scope, runId, at);
   }
 
-  async dequeue(scope: string, runId?: string): Promise<string | undefined> {
-    return this.flow.dequeue(scope, runId);
+  async dequeue(scope: string, run?: QueuedRun): Promise<string | undefined> {
+    return this.flow.dequeue(scope, run);
   }
 
-  async peek(scope: string): Promise<string | undefined> {
+  async peek(scope: string): Promise<QueuedRun | undefined> {
     return this.flow.peek(scope);
   }
 

@@ -19,6 +19,7 @@ import {
   type ListQuery,
   type NewRun,
   type PurgedRun,
+  type QueuedRun,
   type RunMeta,
   type RunPage,
   type SlotHolder,
@@ -248,23 +249,25 @@ export class MemoryJournalStore implements JournalStore {
   async enqueue(scope: string, runId: string, at: number): Promise<void> {
     const queue = this.queues.get(scope) ?? new Map<string, number>();
     this.queues.set(scope, queue);
-    if (!queue.has(runId)) queue.set(runId, at);
+    if (!queue.has(runId)) queue.set(runId, Math.max(0, Math.floor(at)));
   }
 
-  async dequeue(scope: string, runId?: string): Promise<string | undefined> {
+  async dequeue(scope: string, run?: QueuedRun): Promise<string | undefined> {
     const queue = this.queues.get(scope);
-    const taken = runId ?? this.first(scope);
-    if (taken === undefined || !queue?.delete(taken)) return undefined;
-    return taken;
+    const taken = run ?? this.first(scope);
+    if (taken === undefined || queue?.get(taken.runId) !== taken.at) return undefined;
+    queue.delete(taken.runId);
+    return taken.runId;
   }
 
-  async peek(scope: string): Promise<string | undefined> {
+  async peek(scope: string): Promise<QueuedRun | undefined> {
     return this.first(scope);
   }
 
-  private first(scope: string): string | undefined {
+  private first(scope: string): QueuedRun | undefined {
     const queue = this.queues.get(scope) ?? new Map<string, number>();
-    return [...queue.entries()].sort((a, b) => a[1] - b[1] || compareIds(a[0], b[0]))[0]?.[0];
+    const [first] = [...queue.entries()].sort((a, b) => a[1] - b[1] || compareIds(a[0], b[0]));
+    return first && { runId: first[0], at: first[1] };
   }
 
   async markLatest(scope: string, runId: string, at: number): Promise<void> {

@@ -143,7 +143,7 @@ describe("durable({ concurrency: { key, limit } })", () => {
         },
       });
       await promote({ ...ports, store: racing }, scope, 1);
-      expect(await lab.store.peek(scope)).toBe("r"); // still in line
+      expect(await lab.store.peek(scope)).toEqual({ runId: "r", at: now }); // still in line
       await leave(ports, { scope, limit: 1 }, "holder");
       expect(lab.scheduled).toContainEqual(expect.objectContaining({ runId: "r", key: "slot" }));
       expect(await lab.engine("E").invoke("r")).toEqual({ status: "completed", result: "ok" });

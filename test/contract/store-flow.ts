@@ -35,21 +35,22 @@ export function flowTests(store: () => JournalStore): void {
     expect(await store().dequeue(scope)).toBeUndefined();
   });
 
-  it("peek shows the first queued run and leaves it; dequeue(scope, runId) takes that run off wherever it is, once", async () => {
+  it("peek shows the first queued run and leaves it; dequeue(scope, run) takes that run off wherever it is, once", async () => {
     const scope = freshId("peek");
     expect(await store().peek(scope)).toBeUndefined();
     await store().enqueue(scope, "r2", T + 2);
     await store().enqueue(scope, "r3", T + 3);
     await store().enqueue(scope, "r1", T + 1);
-    expect(await store().peek(scope)).toBe("r1");
-    expect(await store().peek(scope)).toBe("r1"); // still there
-    expect(await store().dequeue(scope, "r2")).toBe("r2"); // from the middle
-    expect(await store().dequeue(scope, "r2")).toBeUndefined(); // once
-    expect(await store().dequeue(scope, "nobody")).toBeUndefined();
+    expect(await store().peek(scope)).toEqual({ runId: "r1", at: T + 1 });
+    expect(await store().peek(scope)).toEqual({ runId: "r1", at: T + 1 }); // still there
+    expect(await store().dequeue(scope, { runId: "r2", at: T + 2 })).toBe("r2"); // from the middle
+    expect(await store().dequeue(scope, { runId: "r2", at: T + 2 })).toBeUndefined(); // once
+    expect(await store().dequeue(scope, { runId: "nobody", at: T })).toBeUndefined();
+    expect(await store().dequeue(scope, { runId: "r3", at: T + 9 })).toBeUndefined(); // not queued at that time
     // A lost answer: the retry finds it gone, and it is gone.
-    expect(await new LostResponseStore(store()).lose("dequeue").store.dequeue(scope, "r1")).toBeUndefined();
-    expect(await store().peek(scope)).toBe("r3");
-    const racing = await Promise.all([store().dequeue(scope, "r3"), store().dequeue(scope, "r3")]);
+    expect(await new LostResponseStore(store()).lose("dequeue").store.dequeue(scope, { runId: "r1", at: T + 1 })).toBeUndefined();
+    expect(await store().peek(scope)).toEqual({ runId: "r3", at: T + 3 });
+    const racing = await Promise.all([store().dequeue(scope, { runId: "r3", at: T + 3 }), store().dequeue(scope, { runId: "r3", at: T + 3 })]);
     expect(racing.filter((r) => r === "r3")).toHaveLength(1);
     expect(await store().peek(scope)).toBeUndefined();
   });
