@@ -9,7 +9,7 @@
  * consistent: a run that changed status a moment ago may still be listed under the old one.
  */
 import type { DynamoDBClient, QueryCommandInput } from "@aws-sdk/client-dynamodb";
-import { RUN_STATUSES, TERMINAL_STATUSES, type ListQuery, type RunMeta, type RunPage, type RunStatus } from "../ports.ts";
+import { RUN_STATUSES, TERMINAL_STATUSES, type ListQuery, type RunMeta, type RunPage } from "../ports.ts";
 import { decodeMeta, pad, s, statusPartition, wakePartition, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { InvalidCursorError } from "../core/errors.ts";
@@ -17,7 +17,6 @@ import { cursorPayload } from "../run-cursor.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { BY_STATUS_INDEX, BY_WAKE_INDEX, INDEX_SHARDS } from "./table-definition.ts";
 
-const ALL_STATUSES = RUN_STATUSES;
 const SHARDS = Array.from({ length: INDEX_SHARDS }, (_, i) => i);
 const DEFAULT_PAGE = 100;
 const CURSOR_VERSION = "r1";
@@ -26,7 +25,7 @@ const CURSOR_VERSION = "r1";
 export async function listRuns(client: DynamoDBClient, tableName: string, query: ListQuery): Promise<RunPage> {
   const limit = Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE));
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-  const statuses = query.status === undefined ? ALL_STATUSES : [query.status];
+  const statuses = query.status === undefined ? RUN_STATUSES : [query.status];
   const partitions = statuses.flatMap((status) => SHARDS.map((shard) => statusPartition(status, shard)));
   const pages = await Promise.all(
     partitions.map((partition) =>
