@@ -136,6 +136,9 @@ export class Engine {
     const incarnation = journal.run.incarnation ?? 1;
     const journalId = journalIdOf(runId, incarnation);
     const admission = await admit(this.admissionPorts(runId, token), workflow, { runId, journalId, createdAt: journal.run.createdAt, input: input.data, firstExecution: view.stepIds().length === 0, leaseExpiresAt: hold.expiresAt, cancelReason: view.cancel()?.reason });
+    // Ended before it ran (superseded, or cancelled while queued): a child's parent hears of it first.
+    const parent = view.parent();
+    if (admission.type === "finish" && parent) await notifyParent(this.o, parent, runId, admission.outcome);
     if (admission.type === "finish") return this.finish(runId, token, admission.outcome);
     if (admission.type === "wait") return admission.result;
     if (admission.slot) hold.slot = admission.slot;
@@ -215,7 +218,6 @@ export class Engine {
     if (outcome.type === "continued") return continueAsNew(this.o, runId, token, incarnation, view, outcome.input);
     // A child's end goes to its parent first: if finishing fails, the next invocation ends the
     // same way and delivers the same outcome again (same signal id: one signal).
-    const parent = view.parent();
     if (parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await notifyParent(this.o, parent, runId, outcome);
     // The run's own deadline wake is pointless once it ends.
     if (runDeadline !== undefined && outcome.type !== "suspended") await this.o.wakes.cancel(runId, "deadline").catch(() => {});

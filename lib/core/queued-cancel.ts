@@ -1,6 +1,7 @@
 /**
  * Cancelling a run that waits in a queue (status `queued`: for a flow-control slot or its rate
- * window) with no step run yet: it ends `cancelled` at once, as a run that never started does.
+ * window) with no step run yet: it ends `cancelled` at once, as a run that never started does
+ * (a child run ends in its next invocation instead, which tells its parent).
  * The canceller takes the run's lease first, so no invocation admits the run meanwhile (one that
  * holds it already makes this answer false, and the cancellation is asked of it instead); then
  * the run leaves its queue, and a slot handed to it goes on to the next run in line.
@@ -40,8 +41,9 @@ export async function cancelQueued(o: QueuedCancelPorts, run: RunMeta, reason: s
   const { token } = granted.lease;
   const waitingFor = granted.run.waitingFor;
   const journal = await store.loadJournal(run.runId);
-  if (!journal || ran(run.runId, journal.records)) {
-    // Steps ran: its cancellation is delivered in an invocation (compensations may follow).
+  if (!journal || ranOrChild(run.runId, journal.records)) {
+    // Steps ran (its cancellation is delivered in an invocation: compensations may follow), or a
+    // parent waits for it (an invocation ends it, and tells the parent).
     await store.releaseLease(run.runId, token, { now: clock.now(), wakeAt: clock.now(), status: "queued", ...(waitingFor === undefined ? {} : { waitingFor }) });
     return false;
   }
@@ -57,10 +59,11 @@ export async function cancelQueued(o: QueuedCancelPorts, run: RunMeta, reason: s
   return finished;
 }
 
-/** Whether a step of the run was recorded (an unreadable journal counts as one). */
-function ran(runId: string, records: readonly StoredRecord[]): boolean {
+/** Whether a step of the run was recorded, or it is a child run (an unreadable journal counts as both). */
+function ranOrChild(runId: string, records: readonly StoredRecord[]): boolean {
   try {
-    return JournalView.parse(runId, records).stepIds().length > 0;
+    const view = JournalView.parse(runId, records);
+    return view.stepIds().length > 0 || view.parent() !== undefined;
   } catch {
     return true;
   }

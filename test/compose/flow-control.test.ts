@@ -183,6 +183,32 @@ describe("durable({ concurrency: { key, limit } })", () => {
     expect(await rt.get("c")).toMatchObject({ status: "cancelled" });
   });
 
+  it("a queued child run cancelled on its own ends cancelled, and its parent hears of it", async () => {
+    const { createTestRuntime } = await import("waymark/testing");
+    const gates = new Gates();
+    const lane = durable({ name: "lane-child", input: z.object({ id: z.string() }), concurrency: { key: () => "k", limit: 1 } }, async ({ id }, step) =>
+      step.run("work", () => (id === "hold" ? gates.wait("hold") : id)),
+    );
+    const parent = durable({ name: "lane-parent", input: z.object({}) }, async (_in, step) => {
+      try {
+        return await step.invoke("child", lane, { input: { id: "c" } });
+      } catch (err) {
+        return `child ended: ${(err as Error).name}`;
+      }
+    });
+    const rt = createTestRuntime({ workflows: [lane, parent] });
+    const holding = rt.start(lane, { runId: "hold", input: { id: "hold" } });
+    await gates.started("hold");
+    await rt.start(parent, { runId: "p", input: {} });
+    expect(await rt.get("p:child")).toMatchObject({ status: "queued" });
+    expect(await rt.client.cancel("p:child", { reason: "not needed" })).toBe(true);
+    await rt.settle();
+    expect(await rt.get("p:child")).toMatchObject({ status: "cancelled", error: { fields: { reason: "not needed" } } });
+    expect(await rt.get("p")).toMatchObject({ status: "completed", result: expect.stringMatching(/^child ended: /) });
+    gates.open("hold", 0);
+    await holding;
+  });
+
   it("a run queued by the previous version (suspended, waitingFor queued:…) is handed the freed slot and runs", async () => {
     const gates = new Gates();
     const wf = durable({ name: "old-lane", input: z.object({ id: z.string() }), concurrency: { key: () => "k", limit: 1 } }, async ({ id }, step) => step.run("work", () => (id === "holder" ? gates.wait("holder") : id)));
