@@ -285,8 +285,9 @@ export class Client {
     if (TERMINAL_STATUSES.has(run.status)) return false;
     const reason = options.reason ?? "cancelled by request";
     const now = clock.now();
-    if (run.status === "pending" && run.invocations === 0) {
-      // Nothing ran yet: nothing to compensate. (A first invocation racing this finds it finished.)
+    // Nothing ran yet: nothing to compensate. (A first invocation racing this finds it finished.)
+    // A child's parent waits for its end, though: its first invocation ends it and tells the parent.
+    if (run.status === "pending" && run.invocations === 0 && !(await store.getRecord(runId, keys.parent()))) {
       if (await store.finishRun(runId, { now, status: "cancelled", error: serializeError(new CancelledError(reason)) })) return true;
     }
     // Queued with nothing run yet: it ends now, and leaves its queue.

@@ -14,6 +14,7 @@ import { ChildFailedError, durable, NonRetryableError } from "waymark";
 import { createTestRuntime } from "waymark/testing";
 import { createLocalRuntime } from "waymark/local";
 import { Approval, Counter } from "../core/helpers.ts";
+import { sqliteLab } from "../support/sqlite-lab.ts";
 
 const calls = new Counter();
 const payment = durable({ name: "payment", input: z.object({ amount: z.number() }) }, async ({ amount }, step) => {
@@ -84,5 +85,29 @@ describe("step.invoke and step.start", () => {
     } finally {
       await rt.close();
     }
+  });
+});
+
+describe("a child cancelled before its first invocation", () => {
+  const slowChild = durable({ name: "slow-child", input: z.object({}) }, async (_in, step) => step.run("work", ({ idempotencyKey }) => calls.hit(idempotencyKey)));
+  const waitingParent = durable({ name: "waiting-parent", input: z.object({}) }, async (_in, step) => {
+    try {
+      return await step.invoke("child", slowChild, { input: {} });
+    } catch (err) {
+      return { childEnded: (err as { status?: string }).status };
+    }
+  });
+
+  it("ends cancelled in that invocation and tells its parent, which gets ChildFailedError (before: ended at once, the parent waited for ever)", async () => {
+    const lab = sqliteLab([waitingParent, slowChild]);
+    await lab.client().start(waitingParent, { runId: "wp", input: {} });
+    expect(await lab.engine("w").invoke("wp")).toMatchObject({ status: "suspended", waitingFor: "signal:__child" });
+    expect(await lab.store.getRun("wp:child")).toMatchObject({ status: "pending", invocations: 0 });
+    expect(await lab.client().cancel("wp:child", { reason: "not needed" })).toBe(true);
+    await lab.engine("w").invoke("wp:child");
+    expect(await lab.store.getRun("wp:child")).toMatchObject({ status: "cancelled", error: { name: "CancelledError" } });
+    expect(calls.count("wp:child/work")).toBe(0);
+    expect(await lab.engine("w").invoke("wp")).toEqual({ status: "completed", result: { childEnded: "cancelled" } });
+    lab.close();
   });
 });
