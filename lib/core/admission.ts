@@ -42,6 +42,9 @@ export async function unhosted(o: AdmissionPorts, runId: string, workflow: strin
   return { status: "unhosted", workflow, wakeAt };
 }
 
+/** A leaked slot is looked at again this long after it must have expired (clocks differ a little). */
+const SLOT_EXPIRY_MARGIN_MS = 100;
+
 /** Waits until `wakeAt` with the lease released (`queued` for a rate window), woken by a wake of `key`. */
 async function waitUntil(o: AdmissionPorts, runId: string, wakeAt: number, waitingFor: string, key: string, result: InvocationResult): Promise<Admission> {
   const ok = await o.release({ now: o.clock.now(), wakeAt, waitingFor, ...(result.status === "queued" ? { status: "queued" } : {}) });
@@ -58,6 +61,8 @@ export interface AdmissionRun {
   input: unknown;
   /** No step recorded yet. */
   firstExecution: boolean;
+  /** The lease length: a slot not renewed for this long has expired. */
+  leaseTtlMs: number;
   leaseExpiresAt: number;
   /** A cancellation requested, as the journal read at the start of the invocation says. */
   cancelReason?: string | undefined;
@@ -106,6 +111,12 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   // Then any slot free now goes to the first in line (to us if that is us, woken at once).
   await store.enqueue(scope, runId, createdAt);
   await promote(o, scope, flow.limit);
+  // The first in line also looks again once every slot held now has had time to expire: a holder
+  // that died after its run ended, before freeing its slot, leaves it to expiry, and nothing else
+  // wakes the queue then (the recheck is 30 s away; on AWS it is the watchdog's sweep).
+  if ((await store.peek(scope))?.runId === runId) {
+    await o.wakes.schedule({ runId, at: clock.now() + Math.min(QUEUED_RECHECK_MS, run.leaseTtlMs) + SLOT_EXPIRY_MARGIN_MS, reason: "start", key: "slot-expiry" });
+  }
   await cancelMeanwhile(o, run);
   return { type: "wait", result: { status: "queued", scope } };
 }

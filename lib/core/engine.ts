@@ -135,7 +135,7 @@ export class Engine {
     // Flow control: a debounce period, a rate window, a concurrency slot (admission.ts).
     const incarnation = journal.run.incarnation ?? 1;
     const journalId = journalIdOf(runId, incarnation);
-    const admission = await admit(this.admissionPorts(runId, token), workflow, { runId, journalId, createdAt: journal.run.createdAt, input: input.data, firstExecution: view.stepIds().length === 0, leaseExpiresAt: hold.expiresAt, cancelReason: view.cancel()?.reason });
+    const admission = await admit(this.admissionPorts(runId, token), workflow, { runId, journalId, createdAt: journal.run.createdAt, input: input.data, firstExecution: view.stepIds().length === 0, leaseTtlMs: this.ttl, leaseExpiresAt: hold.expiresAt, cancelReason: view.cancel()?.reason });
     // Ended before it ran (superseded, or cancelled while queued): a child's parent hears of it first.
     const parent = view.parent();
     if (admission.type === "finish" && parent) await notifyParent(this.o, parent, runId, admission.outcome);
