@@ -29,7 +29,7 @@ export type InvocationResult =
   | { status: "cancelled"; reason: string }
   /** `step.continueAsNew`: the run starts afresh as this incarnation, woken at once. */
   | { status: "continued"; incarnation: number }
-  /** Flow control: every slot of its key is held; it waits in the queue, woken when one frees. */
+  /** Flow control: no slot of its key (or no room in its rate window) for it now; it waits, status `queued`, woken when one is handed to it. */
   | { status: "queued"; scope: string }
   /** The run's workflow is not hosted by this deployment: it waits (backing off) for one that does. */
   | { status: "unhosted"; workflow: string; wakeAt: number };
