@@ -102,7 +102,11 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   if (!flow) return { type: "run" };
   const scope = flowScope(workflow.key, String(flow.key(input)));
   if (await enter(o, scope, flow.limit, { runId, at: createdAt }, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
-  if (cancelled) return cancelled;
+  if (cancelled) {
+    // It may have queued in an earlier invocation: out of the queue as it ends.
+    await store.dequeue(scope, { runId, at: createdAt });
+    return cancelled;
+  }
   // Queued: woken when a slot is handed to it (the recheck is the backstop if that wake is lost).
   const now = clock.now();
   const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}`, status: "queued" });

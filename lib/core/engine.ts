@@ -135,7 +135,14 @@ export class Engine {
     // Flow control: a debounce period, a rate window, a concurrency slot (admission.ts).
     const incarnation = journal.run.incarnation ?? 1;
     const journalId = journalIdOf(runId, incarnation);
-    const admission = await admit(this.admissionPorts(runId, token), workflow, { runId, journalId, createdAt: journal.run.createdAt, input: input.data, firstExecution: view.stepIds().length === 0, leaseTtlMs: this.ttl, leaseExpiresAt: hold.expiresAt, cancelReason: view.cancel()?.reason });
+    // A whole-run deadline (`durable({ timeout })`) is a cancellation like any other, journaled
+    // once; before admission, so that a run still queued at its deadline ends then.
+    const runDeadline = workflow.timeoutMs === undefined ? undefined : journal.run.createdAt + workflow.timeoutMs;
+    let cancelReason = view.cancel()?.reason;
+    if (cancelReason === undefined && runDeadline !== undefined && clock.now() >= runDeadline) {
+      cancelReason = await requestCancel(this.o, journalId, `the run passed its timeout of ${workflow.timeoutMs} ms`);
+    }
+    const admission = await admit(this.admissionPorts(runId, token), workflow, { runId, journalId, createdAt: journal.run.createdAt, input: input.data, firstExecution: view.stepIds().length === 0, leaseTtlMs: this.ttl, leaseExpiresAt: hold.expiresAt, cancelReason });
     // Ended before it ran (superseded, or cancelled while queued): a child's parent hears of it first.
     const parent = view.parent();
     if (admission.type === "finish" && parent) await notifyParent(this.o, parent, runId, admission.outcome);
@@ -144,12 +151,6 @@ export class Engine {
     if (admission.slot) hold.slot = admission.slot;
     const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log);
     if (limit) return this.finish(runId, token, { type: "failed", error: serializeError(limit) });
-    // A whole-run deadline (`durable({ timeout })`) is a cancellation like any other, journaled once.
-    const runDeadline = workflow.timeoutMs === undefined ? undefined : journal.run.createdAt + workflow.timeoutMs;
-    let cancelReason = view.cancel()?.reason;
-    if (cancelReason === undefined && runDeadline !== undefined && clock.now() >= runDeadline) {
-      cancelReason = await requestCancel(this.o, journalId, `the run passed its timeout of ${workflow.timeoutMs} ms`);
-    }
     const execution = new Execution({
       runId,
       journalId,
