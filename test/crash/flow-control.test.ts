@@ -41,6 +41,7 @@ import { describe, expect, it } from "vitest";
 import { type CrashLab, type WorkerProcess, withLab } from "./harness.ts";
 import { until } from "../support/until.ts";
 import { LANE_LIMIT, type LaneLine, laneFlow } from "./workflows.ts";
+import { mulberry32 } from "../../lib/core/random.ts"; // seeded, so a failing schedule can be replayed
 
 const CUSTOMERS = ["c0", "c1", "c2", "c3"];
 const PHASE1_PER_CUSTOMER = 10;
@@ -50,17 +51,6 @@ const LEASE_TTL_MS = 2_000;
 const WATCHDOG_MS = 200;
 const WORKER_CONCURRENCY = 3;
 
-/** A small seeded PRNG (mulberry32), so a failing schedule can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function lanes(lab: CrashLab): LaneLine[] {
   const file = join(lab.dir, "lanes.jsonl");
@@ -178,7 +168,7 @@ interface Leak extends SlotRow {
 describe("flow control under SIGKILL", () => {
   it("40+12 runs over 4 customers with limit 2, workers SIGKILLed mid-step: all complete, never more than 2 per customer at once, no slot or queue entry left, leaked slots recovered by expiry", { timeout: 90_000 }, async () => {
     const seed = process.env.FLOW_SEED ? Number(process.env.FLOW_SEED) : Math.floor(Math.random() * 2 ** 31);
-    const rand = prng(seed);
+    const rand = mulberry32(seed);
     const between = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
     const t0 = Date.now();
     await withLab(async (lab) => {
