@@ -13,15 +13,22 @@ import type { StandardSchemaV1 } from "./standard-schema.ts";
 /** The signal a child's end is delivered as (never a user signal: user names cannot start with `_`... by convention). */
 export const CHILD_SIGNAL = "__child";
 
-/** How the step that starts a child is retried: four retries, from half a second, within about 8 s. */
-export const CHILD_START_RETRY = { attempts: 5, initialDelay: "500ms", maxDelay: "10s" } as const;
+/**
+ * How the step that starts a child is retried: nine retries from 1 s, doubling up to a minute,
+ * about five minutes in all — a throttled store or a child function mid-deploy outlasts a few
+ * seconds. The start is idempotent; the child side's refusals are not retryable.
+ */
+export const CHILD_START_RETRY = { attempts: 10, initialDelay: "1s", maxDelay: "1m" } as const;
+
+/** Largest child end, as JSON bytes, that crosses deployments (one SQS message, less its envelope). */
+export const CHILD_END_MAX_BYTES = 256 * 1024 - 4 * 1024;
 
 /** What the engine offers an execution to start and cancel children. */
 export interface ChildPort {
   /** Creates the child run if absent (recording its parent) and wakes it; returns its run id. Idempotent. */
   start(request: ChildStart): Promise<string>;
-  /** Asks a child (a run of `workflow`) to cancel: the parent was cancelled. */
-  cancel(runId: string, reason: string, workflow: string): Promise<void>;
+  /** Asks a child to cancel: its parent was cancelled. */
+  cancel(request: ChildCancel): Promise<void>;
 }
 
 /** Where a child's end goes back to: the parent run, the wait its end resolves, and (across deployments) the parent's wake queue. */
@@ -55,10 +62,20 @@ export interface RemoteChildren {
    * non-retryable errors (`InvalidInputError`, `RunConflictError`) as themselves.
    */
   start(request: ChildStart): Promise<void>;
-  /** Asks a child run of `workflow` in another deployment to cancel. Idempotent. */
-  cancel(workflow: string, runId: string, reason: string): Promise<void>;
+  /** Asks a child run in another deployment to cancel, if its parent record names `request.parent`. Idempotent. */
+  cancel(request: ChildCancel): Promise<void>;
   /** Delivers a child's end to its parent's deployment (`end.parent.replyTo`). Idempotent at the parent (one signal id per child). */
   notify(end: ChildEnd): Promise<void>;
+}
+
+/** A parent's request that its child cancel. */
+export interface ChildCancel {
+  /** The child's workflow key (where it is hosted). */
+  workflow: string;
+  runId: string;
+  reason: string;
+  /** Whose child it is: a run whose parent record names another parent is not cancelled. */
+  parent: ParentRef;
 }
 
 export interface ChildStart {
@@ -88,6 +105,8 @@ export interface ChildOptions<I> {
 /** The pieces of an execution that children need (execution.ts provides them). */
 export interface ChildHost {
   runId: string;
+  /** The parent's incarnation (continueAsNew): part of its children's default ids past the first. */
+  incarnation: number;
   /** Allocates a step id (`name`, `name#2`, …) and says whether the execution may go on. */
   nextId(name: string): string | undefined;
   /** Runs a journaled, unordered step. */
@@ -96,14 +115,18 @@ export interface ChildHost {
   wait(stepId: string): Promise<WaitResult<unknown>>;
   port: ChildPort | undefined;
   /** Called when the parent's cancellation is delivered at a child wait. */
-  onCancelled(childRunId: string, workflow: string, cancelWithParent: boolean): void;
+  onCancelled(child: { runId: string; workflow: string; waitId: string }, cancelWithParent: boolean): void;
 }
 
 const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
 
-/** The default run id of the child started by `stepId`: `<parentRunId>:<stepId>` (`#` becomes `.`). */
-export function childRunIdOf(parentRunId: string, stepId: string): string {
-  return `${parentRunId}:${stepId.replace(/#/g, ".")}`;
+/**
+ * The default run id of the child started by `stepId`: `<parentRunId>:<stepId>` (`#` becomes
+ * `.`), and `<parentRunId>:i<k>:<stepId>` in the parent's incarnation k > 1, so that each
+ * incarnation's `step.invoke("pay", …)` starts a child of its own.
+ */
+export function childRunIdOf(parentRunId: string, stepId: string, incarnation = 1): string {
+  return `${parentRunId}:${incarnation > 1 ? `i${incarnation}:` : ""}${stepId.replace(/#/g, ".")}`;
 }
 
 /** Accepts a child outcome as the engine delivers it. */
@@ -132,19 +155,21 @@ export const childOutcomeSchema: StandardSchemaV1<ChildOutcome> = {
 export async function runChild<I, O>(host: ChildHost, name: string, workflow: Workflow<I, O, SignalMap>, options: ChildOptions<I>, wait: boolean): Promise<O | { runId: string }> {
   const stepId = host.nextId(name);
   if (stepId === undefined) return new Promise(() => {});
-  const childRunId = options.runId ?? childRunIdOf(host.runId, stepId);
-  if (!ID.test(childRunId)) throw new InvalidInputError("invalid child run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
+  const wanted = options.runId ?? childRunIdOf(host.runId, stepId, host.incarnation);
+  if (!ID.test(wanted)) throw new InvalidInputError("invalid child run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
   const port = host.port;
-  await host.step(`${stepId}:start`, async () => {
+  const started = await host.step(`${stepId}:start`, async () => {
     if (!port) throw new InvalidInputError("this runtime cannot start child runs", []);
-    return port.start({ workflow: workflow.key, runId: childRunId, input: options.input, ...(wait ? { parent: { runId: host.runId, waitId: stepId } } : {}) });
+    return port.start({ workflow: workflow.key, runId: wanted, input: options.input, ...(wait ? { parent: { runId: host.runId, waitId: stepId } } : {}) });
   });
+  // The id the start recorded is the child's (a journal of an earlier version may have used another default).
+  const childRunId = typeof started === "string" ? started : wanted;
   if (!wait) return { runId: childRunId };
   let outcome: WaitResult<unknown>;
   try {
     outcome = await host.wait(stepId);
   } catch (err) {
-    host.onCancelled(childRunId, workflow.key, options.cancelWithParent ?? true);
+    host.onCancelled({ runId: childRunId, workflow: workflow.key, waitId: stepId }, options.cancelWithParent ?? true);
     throw err;
   }
   if (!outcome.received) throw new ChildFailedError(childRunId, "failed", { name: "Error", message: "no outcome" });

@@ -5,12 +5,13 @@
  * the engine (and the client, for cancellation).
  */
 import { serializeError } from "./error-codec.ts";
-import { CancelledError, InvalidInputError, RunConflictError, type SerializedError, UnknownWorkflowError } from "./errors.ts";
+import { CancelledError, InvalidInputError, RunConflictError, type SerializedError, UnknownWorkflowError, ValueTooLargeError } from "./errors.ts";
+import { metaRef } from "./payloads.ts";
 import { JOURNAL_VERSION, keyOf, keys, type ParentRecord } from "./records.ts";
-import { CHILD_SIGNAL, type ChildEnd, type ChildOutcome, type ChildPort, type ParentRef, type RemoteChildren } from "./children.ts";
+import { CHILD_END_MAX_BYTES, CHILD_SIGNAL, type ChildEnd, type ChildOutcome, type ChildPort, type ParentRef, type RemoteChildren } from "./children.ts";
 import { type Clock, type JournalStore, TERMINAL_STATUSES, type WakeQueue } from "../ports.ts";
 import { journalIdOf } from "./incarnation.ts";
-import type { JournalView } from "./journal-view.ts";
+import { JournalView } from "./journal-view.ts";
 import type { InvocationResult } from "./engine-types.ts";
 import type { Registry } from "./registry.ts";
 import { zodIssues } from "./zod-issues.ts";
@@ -52,7 +53,8 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
         const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", ...parent };
         const res = await store.appendRecord(runId, { key: keys.parent(), body });
         const existing = res.written ? body : (res.existing.body as ParentRecord);
-        if (existing.runId !== parent.runId || existing.waitId !== parent.waitId) throw new RunConflictError(runId);
+        // Another parent's child (another deployment, another incarnation): never shared.
+        if (!sameParent(existing, parent)) throw new RunConflictError(runId);
       }
       if (created || run.status === "pending") await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
       // Started by an earlier attempt of this step and already over: deliver its end again.
@@ -62,12 +64,29 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
       }
       return runId;
     },
-    cancel: async (runId, reason, workflow) => {
-      if (!o.workflows.has(workflow) && o.remote) return o.remote.cancel(workflow, runId, reason);
-      const run = await store.getRun(runId);
-      if (run && !TERMINAL_STATUSES.has(run.status)) await askToCancel(o, runId, run.incarnation, reason);
+    cancel: async (request) => {
+      const parent = incarnation > 1 && request.parent.incarnation === undefined ? { ...request.parent, incarnation } : request.parent;
+      if (!o.workflows.has(request.workflow) && o.remote) return o.remote.cancel({ ...request, parent });
+      await cancelChild(o, request.runId, request.reason, parent);
     },
   };
+}
+
+/** The same parent: run, wait, incarnation and reply queue. */
+export function sameParent(a: ParentRef, b: ParentRef): boolean {
+  return a.runId === b.runId && a.waitId === b.waitId && (a.incarnation ?? 1) === (b.incarnation ?? 1) && a.replyTo === b.replyTo;
+}
+
+/**
+ * A parent's cancel of its child: only a run whose parent record names this parent, and that has
+ * not ended, is asked to cancel. False when the run is not here, or is another parent's child.
+ */
+export async function cancelChild(o: Pick<RunOps, "store" | "clock" | "wakes">, runId: string, reason: string, parent: ParentRef): Promise<boolean> {
+  const run = await o.store.getRun(runId);
+  const record = run ? await o.store.getRecord(runId, keys.parent()) : undefined;
+  if (!run || !record || !sameParent(record.body as ParentRecord, parent)) return false;
+  if (!TERMINAL_STATUSES.has(run.status)) await askToCancel(o, runId, run.incarnation, reason);
+  return true;
 }
 
 /**
@@ -105,11 +124,28 @@ export async function notifyParent(
   end: { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string },
   error?: SerializedError,
 ): Promise<void> {
-  const outcome: ChildOutcome =
+  let outcome: ChildOutcome =
     end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
   if (parent.replyTo === undefined) return deliverChildEnd(o, { parent, childRunId, outcome });
+  // A result the child's deployment stores by reference cannot be read by the parent's.
+  const ref = outcome.status === "completed" ? metaRef(outcome.result) : undefined;
+  if (ref) outcome = { status: "failed", error: serializeError(new ValueTooLargeError(`result of child run ${childRunId}`, ref.bytes, CHILD_END_MAX_BYTES)) };
   if (!o.remote) throw new Error(`run ${childRunId} was started by a parent in another deployment (${parent.replyTo}), and this runtime cannot reach it`);
   await o.remote.notify({ parent, childRunId, outcome });
+}
+
+/**
+ * A child ending for good outside its workflow (its invocation budget spent): its parent, if it
+ * has one, is told once more, and a failure to tell it is logged, not thrown — the run ends
+ * either way (an end that can never be delivered must not keep the run alive).
+ */
+export async function lastWordToParent(o: RunOps & { log?: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined }, runId: string, end: { type: "failed"; error: SerializedError }): Promise<void> {
+  try {
+    const record = await o.store.getRecord(runId, keys.parent());
+    if (record) await notifyParent(o, record.body as ParentRecord, runId, end);
+  } catch (err) {
+    o.log?.({ event: "parent-not-told", runId, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+  }
 }
 
 /**
@@ -136,7 +172,7 @@ export async function requestCancel(o: Pick<RunOps, "store" | "clock">, journalI
 }
 
 /**
- * The next incarnation: signals nobody consumed move to its journal first (same bodies, so a
+ * The next incarnation: signals nobody consumed (as the journal says now) move to its journal first (same bodies, so a
  * retry after a crash rewrites nothing), then one conditional write switches the run over, and
  * a start wake runs it. A crash before the switch leaves this incarnation to be replayed, which
  * ends here again.
@@ -144,7 +180,11 @@ export async function requestCancel(o: Pick<RunOps, "store" | "clock">, journalI
 export async function continueAsNew(o: RunOps & { log?: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined }, runId: string, token: number, incarnation: number, view: JournalView, input: unknown): Promise<InvocationResult> {
   const { store, clock } = o;
   const next = incarnation + 1;
-  for (const signal of view.unconsumedSignals()) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
+  // Read again: a wait of this invocation consumed signals after `view` was read (a buffered
+  // signal, a child's end), and those must not move on to be consumed a second time.
+  const now = await store.loadJournal(runId, { incarnation });
+  const signals = now ? JournalView.parse(runId, now.records).unconsumedSignals() : view.unconsumedSignals();
+  for (const signal of signals) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(signal), body: signal });
   const parent = view.parent();
   if (parent) await store.appendRecord(journalIdOf(runId, next), { key: keyOf(parent), body: parent });
   // A cancellation requested while this invocation ran (after its journal was read) goes along.

@@ -15,7 +15,7 @@ import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
 import { journalIdOf } from "./incarnation.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
-import { childPort, continueAsNew, notifyParent, requestCancel } from "./engine-runs.ts";
+import { childPort, continueAsNew, lastWordToParent, notifyParent, requestCancel } from "./engine-runs.ts";
 import { leave } from "./flow-control.ts";
 import { type Hold, startHeartbeat } from "./hold.ts";
 import { admit, type AdmissionPorts, unhosted } from "./admission.ts";
@@ -107,7 +107,12 @@ export class Engine {
     // Another deploy may host it: wait for one, backing off, and say why in `waitingFor`.
     if (!workflow) return unhosted(this.admissionPorts(runId, token), runId, journal.run.workflow, granted.waitingFor);
     const budget = this.o.maxInvocations ?? 10_000;
-    if (granted.invocations > budget) return this.finish(runId, token, { type: "failed", error: serializeError(new InvocationBudgetError(runId, budget)) });
+    if (granted.invocations > budget) {
+      // Out of budget, perhaps because telling its parent kept failing: one last try, then end.
+      const failed = { type: "failed" as const, error: serializeError(new InvocationBudgetError(runId, budget)) };
+      await lastWordToParent(this.o, runId, failed);
+      return this.finish(runId, token, failed);
+    }
 
     let view: JournalView;
     try {

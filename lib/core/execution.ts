@@ -24,6 +24,7 @@ import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonB
 import { validate } from "./validate.ts";
 import { boundedMap, type MapFn, type MapOptions } from "./fan-out.ts";
 import { createSaga } from "./saga.ts";
+import { incarnationOf } from "./incarnation.ts";
 import { CHILD_SIGNAL, CHILD_START_RETRY, childOutcomeSchema, type ChildHost, type ChildOptions, runChild } from "./children.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { zodIssues } from "./zod-issues.ts";
@@ -212,6 +213,7 @@ export class Execution extends WaitingExecution {
   private childHost(): ChildHost {
     return {
       runId: this.o.runId,
+      incarnation: incarnationOf(this.o.journalId ?? this.o.runId),
       nextId: (name) => {
         const id = this.nextId(name);
         return this.done || this.fatal ? undefined : id;
@@ -221,9 +223,12 @@ export class Execution extends WaitingExecution {
       step: (stepId, fn) => lazy(this.runStepWithId(stepId, fn, { retries: CHILD_START_RETRY }, false)),
       wait: (stepId) => lazy(this.waitWithId(stepId, CHILD_SIGNAL, childOutcomeSchema, undefined)),
       port: this.o.children,
-      onCancelled: (childRunId, workflow, cancelWithParent) => {
+      onCancelled: (child, cancelWithParent) => {
         // Awaited by the engine before the invocation ends (a frozen Lambda sends nothing later).
-        if (cancelWithParent && this.cancellation.wasDelivered && this.o.children) this.sideEffects.push(this.o.children.cancel(childRunId, `its parent was cancelled: ${this.cancellation.reason}`, workflow));
+        if (cancelWithParent && this.cancellation.wasDelivered && this.o.children) {
+          const reason = `its parent was cancelled: ${this.cancellation.reason}`;
+          this.sideEffects.push(this.o.children.cancel({ workflow: child.workflow, runId: child.runId, reason, parent: { runId: this.o.runId, waitId: child.waitId } }));
+        }
       },
     };
   }

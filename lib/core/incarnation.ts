@@ -3,6 +3,14 @@
  * every journal did before incarnations existed; incarnation k > 1 under `<runId>~<k>`. Run ids
  * never contain `~`, so a journal id cannot collide with another run's.
  */
+/** The incarnation a journal id names (1 for the run id itself). */
+export function incarnationOf(journalId: string): number {
+  const at = journalId.lastIndexOf("~");
+  const k = at < 0 ? 1 : Number(journalId.slice(at + 1));
+  return Number.isInteger(k) && k > 1 ? k : 1;
+}
+
+/** The journal id of a run's incarnation: the run id for the first, `<runId>~<k>` after. */
 export function journalIdOf(runId: string, incarnation: number | undefined): string {
   return incarnation === undefined || incarnation <= 1 ? runId : `${runId}~${incarnation}`;
 }

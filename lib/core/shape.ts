@@ -81,11 +81,16 @@ export class StringShape extends Shape<string> {
     return this.and((s) => s.length <= length, `at most ${length} characters`);
   }
 
-  private and(ok: (s: string) => boolean, message: string): StringShape {
+  /** Matches `pattern`, else the issue says `message`. */
+  regex(pattern: RegExp, message: string): StringShape {
+    return this.and((s) => pattern.test(s), message, message);
+  }
+
+  private and(ok: (s: string) => boolean, message: string, issue?: string): StringShape {
     return new StringShape((value, path, issues) => {
       const before = issues.length;
       const s = this.run(value, path, issues);
-      return issues.length > before || ok(s) ? s : fail(issues, path, `too ${message.startsWith("at least") ? "short" : "long"}: ${message}`, s);
+      return issues.length > before || ok(s) ? s : fail(issues, path, issue ?? `too ${message.startsWith("at least") ? "short" : "long"}: ${message}`, s);
     });
   }
 }
