@@ -119,6 +119,8 @@ export class DurableFunction extends Construct {
   private invokeChildren: iam.PolicyStatement | undefined;
   /** The child's grant to send its ends to its parents' wake queues (a resource per parent). */
   private sendChildEnds: iam.PolicyStatement | undefined;
+  /** The wake queues of the parents that may start children here (`WAYMARK_PARENT_QUEUES`). */
+  private readonly parentQueues: string[] = [];
 
   constructor(scope: Construct, id: string, props: DurableFunctionProps) {
     super(scope, id);
@@ -234,8 +236,9 @@ export class DurableFunction extends Construct {
   /**
    * Lets `parent` run this function's workflows as its children (`step.invoke`, `step.start`):
    * the parent's role may invoke this function (its direct start, and a cancel), this function's
-   * role may send to the parent's wake queue (where a child's end goes), and this function is
-   * listed in the parent's `WAYMARK_CHILD_FUNCTIONS`. Nothing else of either is shared: each
+   * role may send to the parent's wake queue (where a child's end goes), this function is
+   * listed in the parent's `WAYMARK_CHILD_FUNCTIONS`, and the parent's queue in this function's
+   * `WAYMARK_PARENT_QUEUES` (a start naming any other reply queue is refused). Nothing else of either is shared: each
    * keeps its own table, queue and schedules. Both must be in one stack (the two grants refer to
    * each other, which across stacks is a dependency cycle).
    *
@@ -260,8 +263,11 @@ export class DurableFunction extends Construct {
     if (!this.sendChildEnds) {
       this.sendChildEnds = new iam.PolicyStatement({ sid: "SendChildEnds", actions: ["sqs:SendMessage"] });
       this.role.addToPrincipalPolicy(this.sendChildEnds);
+      // The child accepts a parent's reply queue only from this list.
+      this.function.addEnvironment(ENV.parentQueues, Lazy.string({ produce: () => this.parentQueues.join(",") }));
     }
     this.sendChildEnds.addResources(parent.queue.queueArn);
+    this.parentQueues.push(parent.queue.queueUrl);
   }
 
   /** The environment `configFromEnv` (lib/aws/config.ts) reads. */

@@ -3,7 +3,11 @@
  * sends this one (lib/aws/remote-children.ts), and what they answer.
  *
  *   { waymark: "child-start", v: 1, workflow, runId, input, parent?: { runId, waitId, incarnation?, replyTo } }
- *   { waymark: "child-cancel", v: 1, runId, reason }
+ *   { waymark: "child-cancel", v: 1, runId, reason, parent: { runId, waitId, incarnation?, replyTo } }
+ *
+ * What the event may name is checked, not trusted: `replyTo` must be the wake queue of a parent
+ * function granted to start children here (`WAYMARK_PARENT_QUEUES`, set by `grantInvoke`), and a
+ * cancel reaches only a run whose parent record names the same parent.
  *
  * Answers: `{ ok: true }`; `{ ok: false, hosted: false }` when this function does not host the
  * workflow (or, for a cancel, does not know the run), so the parent tries its next child
@@ -11,10 +15,9 @@
  * another workflow), which retrying cannot fix. Anything retryable is thrown: Lambda reports a
  * `FunctionError`, and the parent's step retries.
  */
-import { askToCancel, childPort, type RunOps } from "../core/engine-runs.ts";
+import { cancelChild, childPort, type RunOps } from "../core/engine-runs.ts";
 import { InvalidInputError, type SerializedError, WaymarkError } from "../core/errors.ts";
 import * as z from "../core/shape.ts";
-import { TERMINAL_STATUSES } from "../ports.ts";
 import type { AwsRuntime } from "./runtime.ts";
 
 /** What a child function answers a parent. */
@@ -23,9 +26,10 @@ export type ChildAnswer = { ok: true } | { ok: false; hosted: false } | { ok: fa
 export const CHILD_START = "child-start";
 export const CHILD_CANCEL = "child-cancel";
 
-const Parent = z.object({ runId: z.string().min(1), waitId: z.string().min(1), incarnation: z.number().int().positive().optional(), replyTo: z.string().min(1) });
-const StartEvent = z.object({ v: z.literal(1), workflow: z.string().min(1), runId: z.string().min(1), input: z.unknown().optional(), parent: Parent.optional() });
-const CancelEvent = z.object({ v: z.literal(1), runId: z.string().min(1), reason: z.string() });
+const RunId = z.string().regex(/^[A-Za-z0-9_.:\-]{1,128}$/, "a run id: 1-128 of A-Z a-z 0-9 _ . : -");
+const Parent = z.object({ runId: RunId, waitId: z.string().min(1).max(300), incarnation: z.number().int().positive().optional(), replyTo: z.string().min(1).max(2048) });
+const StartEvent = z.object({ v: z.literal(1), workflow: z.string().min(1).max(128), runId: RunId, input: z.unknown().optional(), parent: Parent.optional() });
+const CancelEvent = z.object({ v: z.literal(1), runId: RunId, reason: z.string().max(500), parent: Parent });
 
 /** The run operations of this function's runtime (its journal, its queue, its workflows, its remote children). */
 function opsOf(rt: AwsRuntime): RunOps {
@@ -41,6 +45,7 @@ export async function startChildByInvoke(rt: AwsRuntime, event: unknown): Promis
   return answer(async () => {
     const e = parse(StartEvent, event, "child-start");
     if (!rt.workflows.has(e.workflow)) return { ok: false, hosted: false };
+    if (e.parent) grantedParent(rt, e.parent.replyTo);
     await childPort(opsOf(rt), 1).start({ workflow: e.workflow, runId: e.runId, input: e.input, ...(e.parent ? { parent: e.parent } : {}) });
     rt.log({ level: "info", event: "child-start", runId: e.runId, workflow: e.workflow, ...(e.parent ? { parent: e.parent.runId } : {}) });
     return { ok: true };
@@ -51,11 +56,18 @@ export async function startChildByInvoke(rt: AwsRuntime, event: unknown): Promis
 export async function cancelChildByInvoke(rt: AwsRuntime, event: unknown): Promise<ChildAnswer> {
   return answer(async () => {
     const e = parse(CancelEvent, event, "child-cancel");
-    const run = await rt.store.getRun(e.runId);
-    if (!run) return { ok: false, hosted: false };
-    if (!TERMINAL_STATUSES.has(run.status)) await askToCancel(opsOf(rt), e.runId, run.incarnation, e.reason);
+    grantedParent(rt, e.parent.replyTo);
+    // Not here, or another parent's child: this function has nothing to cancel for that parent.
+    if (!(await cancelChild(opsOf(rt), e.runId, e.reason, e.parent))) return { ok: false, hosted: false };
     return { ok: true };
   });
+}
+
+/** A parent's reply queue must be one `grantInvoke` let this function send to. */
+function grantedParent(rt: AwsRuntime, replyTo: string): void {
+  if (!(rt.config.parentQueues ?? []).includes(replyTo)) {
+    throw new InvalidInputError("the parent's reply queue is not one this function was granted (grantInvoke)", [{ path: "parent.replyTo", message: "not a granted parent's wake queue" }]);
+  }
 }
 
 function parse<T>(shape: z.Shape<T>, event: unknown, what: string): T {

@@ -11,7 +11,7 @@
  * read the child's journal. An outcome too large for one SQS message is sent as a failure
  * (`ValueTooLargeError`), so the parent is never left waiting.
  */
-import type { ChildEnd, ChildOutcome } from "../core/children.ts";
+import { CHILD_END_MAX_BYTES, type ChildEnd, type ChildOutcome } from "../core/children.ts";
 import { ValueTooLargeError } from "../core/errors.ts";
 import { serializeError } from "../core/error-codec.ts";
 import * as z from "../core/shape.ts";
@@ -19,8 +19,7 @@ import { MalformedWakeError } from "./errors.ts";
 
 export const CHILD_END_KIND = "child-end";
 
-/** SQS's message size limit (256 KiB), less room for the message's own fields. */
-export const CHILD_END_MAX_BYTES = 256 * 1024 - 4 * 1024;
+export { CHILD_END_MAX_BYTES };
 
 const Outcome = z.object({
   status: z.enum(["completed", "failed", "cancelled"] as const),
@@ -48,13 +47,18 @@ const ChildEndMessage = z.object({
  */
 export function formatChildEndMessage(end: ChildEnd): string {
   const { runId, waitId, incarnation } = end.parent;
-  const body = (outcome: ChildOutcome) => JSON.stringify({ v: 1, kind: CHILD_END_KIND, runId, waitId, ...(incarnation === undefined ? {} : { incarnation }), childRunId: end.childRunId, outcome });
+  const body = (outcome: ChildOutcome) => sqsSafe(JSON.stringify({ v: 1, kind: CHILD_END_KIND, runId, waitId, ...(incarnation === undefined ? {} : { incarnation }), childRunId: end.childRunId, outcome }));
   const full = body(end.outcome);
   const bytes = Buffer.byteLength(full);
   if (bytes <= CHILD_END_MAX_BYTES) return full;
   const error = serializeError(new ValueTooLargeError(`result of child run ${end.childRunId}`, bytes, CHILD_END_MAX_BYTES));
   delete error.stack;
   return body({ status: "failed", error });
+}
+
+/** SQS refuses U+FFFE and U+FFFF in a body, which JSON.stringify leaves as they are: escape them (JSON reads them back). */
+function sqsSafe(json: string): string {
+  return json.replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /** True when an SQS body is a child-end message (anything else is read as a wake). */

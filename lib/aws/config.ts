@@ -37,6 +37,8 @@ export interface AwsRuntimeConfig {
   payloadMaxBytes?: number;
   /** Functions (names or ARNs) hosting children this one starts: `child.grantInvoke(parent)` lists them. */
   childFunctions?: readonly string[];
+  /** Wake queues (URLs) of the parent functions that may start children here: `child.grantInvoke(parent)` lists them. */
+  parentQueues?: readonly string[];
 }
 
 /** The environment variables, by setting. */
@@ -58,6 +60,7 @@ export const ENV = {
   payloadInlineBytes: "WAYMARK_PAYLOAD_INLINE_BYTES",
   payloadMaxBytes: "WAYMARK_PAYLOAD_MAX_BYTES",
   childFunctions: "WAYMARK_CHILD_FUNCTIONS",
+  parentQueues: "WAYMARK_PARENT_QUEUES",
 } as const;
 
 /** Reads the configuration; throws one {@link ConfigurationError} listing every problem. */
@@ -99,6 +102,8 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
   if (env[ENV.payloadMaxBytes]) config.payloadMaxBytes = num("payloadMaxBytes", 0);
   const childFunctions = text("childFunctions", false).split(",").map((f) => f.trim()).filter((f) => f !== "");
   if (childFunctions.length > 0) config.childFunctions = childFunctions;
+  const parentQueues = text("parentQueues", false).split(",").map((q) => q.trim()).filter((q) => q !== "");
+  if (parentQueues.length > 0) config.parentQueues = parentQueues;
   if (problems.length > 0) throw new ConfigurationError(`Waymark's Lambda configuration is incomplete: ${problems.join("; ")}`);
   return config;
 }

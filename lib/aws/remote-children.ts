@@ -16,8 +16,8 @@
  */
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { ChildEnd, ChildStart, RemoteChildren } from "../core/children.ts";
-import { InvalidInputError, NonRetryableError, RunConflictError, UnknownWorkflowError } from "../core/errors.ts";
+import type { ChildCancel, ChildEnd, ChildStart, RemoteChildren } from "../core/children.ts";
+import { InvalidInputError, NonRetryableError, RunConflictError } from "../core/errors.ts";
 import { CHILD_CANCEL, CHILD_START, type ChildAnswer } from "./child-entry.ts";
 import { formatChildEndMessage } from "./child-message.ts";
 import { ChildInvokeError } from "./errors.ts";
@@ -78,12 +78,16 @@ export class LambdaChildren implements RemoteChildren {
       if ("hosted" in answer) continue;
       throw rebuild(answer.error, runId);
     }
-    throw new UnknownWorkflowError(workflow);
+    // Every function this one may start answered: none hosts it. Retrying cannot change that
+    // before a deploy does, and a deploy is not a retry.
+    throw new NonRetryableError(`no function this one may start hosts workflow "${workflow}" (asked ${this.functions.length}: WAYMARK_CHILD_FUNCTIONS, set by grantInvoke)`, { workflow });
   }
 
-  async cancel(workflow: string, runId: string, reason: string): Promise<void> {
+  async cancel(request: ChildCancel): Promise<void> {
+    const { workflow, runId, reason, parent } = request;
+    const event = { waymark: CHILD_CANCEL, v: 1, runId, reason, parent: { runId: parent.runId, waitId: parent.waitId, ...(parent.incarnation === undefined ? {} : { incarnation: parent.incarnation }), replyTo: this.replyTo } };
     for (const fn of this.candidates(workflow)) {
-      const answer = await this.invoke(fn, { waymark: CHILD_CANCEL, v: 1, runId, reason });
+      const answer = await this.invoke(fn, event);
       if (answer.ok) return;
       if ("hosted" in answer) continue;
       throw rebuild(answer.error, runId);

@@ -29,6 +29,11 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
           // A child in another function ended: record it for its parent here, and wake the parent.
           const end = parseChildEndMessage(record.body);
           runId = end.parent.runId;
+          if (!(await rt.store.getRun(runId))) {
+            // No such parent here (expired, or a message meant for another deployment): nothing to wake.
+            rt.log({ level: "warn", event: "child-end", runId, childRunId: end.childRunId, outcome: "no-such-parent" });
+            return;
+          }
           await deliverChildEnd(rt, end);
           rt.log({ level: "info", event: "child-end", runId, childRunId: end.childRunId, status: end.outcome.status });
           return;

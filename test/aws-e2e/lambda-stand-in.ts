@@ -40,7 +40,7 @@ export class LambdaStandIn {
   private readonly grants = new Set<string>();
   private toLose = 0;
   /** Every invocation, in order: who called which function with what. */
-  readonly calls: Array<{ caller: string; functionName: string; event: Record<string, unknown>; lost: boolean }> = [];
+  readonly calls: Array<{ caller: string; functionName: string; event: Record<string, unknown>; lost: boolean; at: number }> = [];
 
   /** The ARN a registered function answers to (besides its name). */
   static arnOf(name: string): string {
@@ -86,7 +86,7 @@ export class LambdaStandIn {
     }
     const lost = this.toLose > 0;
     if (lost) this.toLose--;
-    this.calls.push({ caller, functionName: name, event, lost });
+    this.calls.push({ caller, functionName: name, event, lost, at: Date.now() });
     let out: { StatusCode: number; FunctionError?: string; Payload: Uint8Array };
     try {
       const result = await handler(event, lambdaContext());

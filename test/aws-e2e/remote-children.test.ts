@@ -12,6 +12,7 @@ import { ChildFailedError, durable, NonRetryableError } from "waymark";
 import { peers } from "./endpoints.ts";
 import { type E2e, createE2e } from "./harness.ts";
 import { LambdaStandIn } from "./lambda-stand-in.ts";
+import { lambdaContext } from "./event-source.ts";
 import type { StepLedger } from "./step-ledger.ts";
 import type { LambdaHandler } from "../../lib/aws/lambda.ts";
 
@@ -33,7 +34,10 @@ function paymentWorkflows(ledger: StepLedger) {
     await step.waitForSignal("release");
     return "released";
   });
-  return { pay, decline, hold };
+  const quick = durable({ name: "remote-quick", input: z.object({ n: z.number() }) }, async ({ n }, step) =>
+    step.run("once", ({ idempotencyKey, attempt }) => (ledger.record(idempotencyKey, attempt), n * 2)),
+  );
+  return { pay, decline, hold, quick };
 }
 
 /** Hosted by nobody: a parent that invokes it learns so. */
@@ -58,7 +62,14 @@ function orderWorkflows(ledger: StepLedger) {
   });
   const holding = durable({ name: "remote-order-holding", input: z.object({}) }, async (_input, step) => step.invoke("hold", child.hold, { input: {} }));
   const lost = durable({ name: "remote-order-nowhere", input: z.object({}) }, async (_input, step) => step.invoke("go", nowhere, { input: {} }));
-  return [order, declined, holding, lost];
+  /** Three incarnations, each invoking `quick` under the same step name. */
+  const looping = durable({ name: "remote-order-looping", input: z.object({ round: z.number(), sum: z.number() }) }, async ({ round, sum }, step) => {
+    const doubled = await step.invoke("double", child.quick, { input: { n: round } });
+    if (round < 3) return step.continueAsNew({ round: round + 1, sum: sum + doubled });
+    return { sum: sum + doubled };
+  });
+  const quickOne = durable({ name: "remote-order-quick", input: z.object({}) }, async (_input, step) => step.invoke("q", child.quick, { input: { n: 21 } }));
+  return [order, declined, holding, lost, looping, quickOne];
 }
 
 let orders: E2e;
@@ -68,8 +79,9 @@ let lambda: LambdaStandIn;
 
 beforeAll(async () => {
   lambda = new LambdaStandIn();
-  payments = await createE2e({ endpoints: peers(), workflows: (ledger) => Object.values(paymentWorkflows(ledger)) });
+  // As child.grantInvoke(parent) configures them: the parent lists the child's function, the child the parent's queue.
   orders = await createE2e({ endpoints: peers(), workflows: orderWorkflows, config: { childFunctions: [LambdaStandIn.arnOf("payments")] } });
+  payments = await createE2e({ endpoints: peers(), workflows: (ledger) => Object.values(paymentWorkflows(ledger)), config: { parentQueues: [orders.queues.queueUrl] } });
   lambda.register("payments", payments.handler);
   lambda.grant("orders", "payments");
   ordersHandler = orders.newHandler({}, { lambda: lambda.asClient("orders") });
@@ -90,6 +102,11 @@ async function runBoth(done: () => Promise<boolean>, what: string, duplicate = f
 }
 
 const childStarts = (runId: string) => lambda.calls.filter((c) => c.event.waymark === "child-start" && c.event.runId === runId);
+
+/** A direct invocation of the payments function, as a parent function (or anyone with the grant) would send it. */
+async function invokePayments(event: Record<string, unknown>): Promise<{ ok: boolean; hosted?: boolean; error?: { name: string; message: string; issues?: unknown } }> {
+  return (await payments.handler(event, lambdaContext())) as { ok: boolean };
+}
 
 describe("a parent in one function invoking a child hosted by another", () => {
   it("the child runs in the other function's journal, its result comes back through the parent's queue, every body once", async () => {
@@ -170,7 +187,68 @@ describe("a parent in one function invoking a child hosted by another", () => {
     await runBoth(orders.finished(["o-9"]), "the parent to finish");
     const run = await orders.run("o-9");
     expect(run.status).toBe("failed");
-    expect(JSON.stringify(run.error)).toContain('no workflow named \\"remote-nowhere\\"');
+    // Every granted function answered "not hosted here": not retried (a deploy, not a retry, could change it).
+    expect(JSON.stringify(run.error)).toContain('no function this one may start hosts workflow \\"remote-nowhere\\"');
+    expect(childStarts("o-9:go")).toHaveLength(1);
     expect(await payments.store.getRun("o-9:go")).toBeUndefined();
+  });
+
+  it("a lost start answer whose retry finds the child already over: its end is sent again, and the parent completes with it", async () => {
+    lambda.loseAnswers(1);
+    await orders.client.start("remote-order-quick", { runId: "o-10", input: {} });
+    await runBoth(orders.finished(["o-10"]), "the parent to finish");
+    expect(await orders.run("o-10")).toMatchObject({ status: "completed", result: 42 });
+    const [first, retry] = childStarts("o-10:q");
+    expect([first?.lost, retry?.lost]).toEqual([true, false]);
+    // The retry came after the child had ended, so it sent the child's end again; both arrive, the second changes nothing.
+    expect(retry?.at).toBeGreaterThan((await payments.run("o-10:q")).finishedAt ?? Infinity);
+    await runBoth(async () => orders.lines("child-end", "o-10").length === 2, "the second copy of the end");
+    expect((await orders.client.history("o-10")).entries.filter((e) => e.key.startsWith("signal#"))).toHaveLength(1);
+    expect(Object.fromEntries(payments.ledger.counts("o-10:q"))).toEqual({ "o-10:q/once": 1 });
+  });
+
+  it("each incarnation of a parent (continueAsNew) gets a child of its own, with its own result", async () => {
+    await orders.client.start("remote-order-looping", { runId: "o-11", input: { round: 1, sum: 0 } });
+    await runBoth(orders.finished(["o-11"]), "the parent's three incarnations to finish");
+    expect(await orders.run("o-11")).toMatchObject({ status: "completed", result: { sum: 12 } });
+    for (const id of ["o-11:double", "o-11:i2:double", "o-11:i3:double"]) expect(await payments.run(id), id).toMatchObject({ status: "completed" });
+    expect(payments.ledger.repeated()).toEqual([]);
+  });
+});
+
+describe("what a direct invocation may name is checked, not trusted", () => {
+  it("a start naming a reply queue no granted parent owns (here the child's own queue) is refused, and nothing is written", async () => {
+    const before = (await payments.client.list({})).runs.length;
+    const answer = await invokePayments({ waymark: "child-start", v: 1, workflow: "remote-quick", runId: "forged-1", input: { n: 1 }, parent: { runId: "victim", waitId: "pay", replyTo: payments.queues.queueUrl } });
+    expect(answer).toMatchObject({ ok: false, error: { name: "InvalidInputError", issues: [{ path: "parent.replyTo" }] } });
+    expect(await payments.store.getRun("forged-1")).toBeUndefined();
+    expect((await payments.client.list({})).runs.length).toBe(before);
+  });
+
+  it("the same child id asked for by another parent (another deployment, another incarnation): RunConflictError, the first parent's child untouched", async () => {
+    const parent = { runId: "p-x", waitId: "pay", replyTo: orders.queues.queueUrl };
+    expect(await invokePayments({ waymark: "child-start", v: 1, workflow: "remote-hold", runId: "shared-1", input: {}, parent })).toEqual({ ok: true });
+    for (const other of [{ ...parent, runId: "p-y" }, { ...parent, waitId: "pay2" }, { ...parent, incarnation: 2 }]) {
+      expect(await invokePayments({ waymark: "child-start", v: 1, workflow: "remote-hold", runId: "shared-1", input: {}, parent: other }), JSON.stringify(other)).toMatchObject({ ok: false, error: { name: "RunConflictError" } });
+    }
+    const record = (await payments.client.history("shared-1")).entries.find((e) => e.key === "parent")?.record;
+    expect(record).toMatchObject({ runId: "p-x", waitId: "pay", replyTo: orders.queues.queueUrl });
+  });
+
+  it("a cancel reaches only a child of the parent it names; malformed starts and cancels are refused with the reason", async () => {
+    await payments.client.start("remote-hold", { runId: "top-level-1", input: {} });
+    const cancel = (parent: Record<string, unknown>) => invokePayments({ waymark: "child-cancel", v: 1, runId: "top-level-1", reason: "forged", parent });
+    expect(await cancel({ runId: "anyone", waitId: "x", replyTo: orders.queues.queueUrl })).toEqual({ ok: false, hosted: false });
+    expect((await payments.run("top-level-1")).status).not.toBe("cancelled");
+    expect((await payments.client.history("top-level-1")).entries.some((e) => e.key === "cancel")).toBe(false);
+    for (const bad of [
+      { waymark: "child-start", v: 1, workflow: "remote-quick", runId: "bad id/with#chars", input: { n: 1 } },
+      { waymark: "child-start", v: 1, workflow: "remote-quick", runId: "x".repeat(129), input: { n: 1 } },
+      { waymark: "child-start", v: 2, workflow: "remote-quick", runId: "ok-id", input: { n: 1 } },
+      { waymark: "child-cancel", v: 1, runId: "top-level-1", reason: "no parent" },
+    ]) {
+      expect(await invokePayments(bad), JSON.stringify(bad).slice(0, 80)).toMatchObject({ ok: false, error: { name: "InvalidInputError" } });
+    }
+    expect(await payments.store.getRun("ok-id")).toBeUndefined();
   });
 });

@@ -54,6 +54,9 @@ describe("child.grantInvoke(parent)", () => {
     const [a, b] = kids as [DurableFunction, DurableFunction];
     expect(env(parent).WAYMARK_CHILD_FUNCTIONS).toEqual({ "Fn::Join": ["", [ref(a.function.functionArn), ",", ref(b.function.functionArn)]] });
     expect(env(a).WAYMARK_CHILD_FUNCTIONS).toBeUndefined();
+    // Each child accepts only its granted parents' queues as the place to send its end.
+    for (const kid of [a, b]) expect(env(kid).WAYMARK_PARENT_QUEUES).toEqual(ref(parent.queue.queueUrl));
+    expect(env(parent).WAYMARK_PARENT_QUEUES).toBeUndefined();
     expect(statements(parent).filter((s) => s.Sid === "InvokeChildren")).toEqual([
       { Sid: "InvokeChildren", Effect: "Allow", Action: "lambda:InvokeFunction", Resource: [ref(a.function.functionArn), ref(b.function.functionArn)] },
     ]);
