@@ -15,7 +15,7 @@ import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { ENV, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
+import { CHILD_ENTRY_ALIAS, ENV, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
 import { DurableAlarms } from "./alarms.ts";
 import { durableBundling } from "./bundling.ts";
 import { journalTable } from "./journal-table.ts";
@@ -117,6 +117,8 @@ export class DurableFunction extends Construct {
   private readonly childFunctions: string[] = [];
   /** The parent's grant to invoke its children's functions (one statement, a resource per child). */
   private invokeChildren: iam.PolicyStatement | undefined;
+  /** The alias parent functions invoke this one through (`waymark-children`), made by its first `grantInvoke`. */
+  childEntry: lambda.Alias | undefined;
   /** The child's grant to send its ends to its parents' wake queues (a resource per parent). */
   private sendChildEnds: iam.PolicyStatement | undefined;
   /** The wake queues of the parents that may start children here (`WAYMARK_PARENT_QUEUES`). */
@@ -235,7 +237,8 @@ export class DurableFunction extends Construct {
 
   /**
    * Lets `parent` run this function's workflows as its children (`step.invoke`, `step.start`):
-   * the parent's role may invoke this function (its direct start, and a cancel), this function's
+   * the parent's role may invoke this function through its child-entry alias (which takes child
+   * starts and cancels only), this function's
    * role may send to the parent's wake queue (where a child's end goes), this function is
    * listed in the parent's `WAYMARK_CHILD_FUNCTIONS`, and the parent's queue in this function's
    * `WAYMARK_PARENT_QUEUES` (a start naming any other reply queue is refused). Nothing else of either is shared: each
@@ -252,14 +255,18 @@ export class DurableFunction extends Construct {
   grantInvoke(parent: DurableFunction): void {
     check(parent !== this, "a function hosts its own children already; grantInvoke is for another DurableFunction");
     check(Stack.of(parent) === Stack.of(this), "grantInvoke needs both functions in one stack (each grant refers to the other)");
-    if (parent.childFunctions.includes(this.function.functionArn)) return;
+    // Parents reach this function through its child-entry alias only: invoked through it, the
+    // handler takes child starts and cancels and nothing else (lib/aws/child-entry.ts).
+    this.childEntry ??= new lambda.Alias(this, "ChildEntry", { aliasName: CHILD_ENTRY_ALIAS, version: this.function.currentVersion, description: "Waymark: parent functions start and cancel children here" });
+    const entry = this.childEntry.functionArn;
+    if (parent.childFunctions.includes(entry)) return;
     if (parent.childFunctions.length === 0) {
       parent.function.addEnvironment(ENV.childFunctions, Lazy.string({ produce: () => parent.childFunctions.join(",") }));
       parent.invokeChildren = new iam.PolicyStatement({ sid: "InvokeChildren", actions: ["lambda:InvokeFunction"] });
       parent.role.addToPrincipalPolicy(parent.invokeChildren);
     }
-    parent.childFunctions.push(this.function.functionArn);
-    parent.invokeChildren?.addResources(this.function.functionArn);
+    parent.childFunctions.push(entry);
+    parent.invokeChildren?.addResources(entry);
     if (!this.sendChildEnds) {
       this.sendChildEnds = new iam.PolicyStatement({ sid: "SendChildEnds", actions: ["sqs:SendMessage"] });
       this.role.addToPrincipalPolicy(this.sendChildEnds);

@@ -26,6 +26,19 @@ export type ChildAnswer = { ok: true } | { ok: false; hosted: false } | { ok: fa
 export const CHILD_START = "child-start";
 export const CHILD_CANCEL = "child-cancel";
 
+/**
+ * The alias a parent function invokes a child's function through (`child.grantInvoke(parent)`
+ * grants `lambda:InvokeFunction` on it alone). Invoked through it, the handler takes child starts
+ * and cancels and nothing else: the grant cannot be used to hand it wakes, stream records or
+ * webhook requests.
+ */
+export const CHILD_ENTRY_ALIAS = "waymark-children";
+
+/** True when this invocation came through the child-entry alias (Lambda names the qualifier used). */
+export function viaChildEntry(invokedFunctionArn: string | undefined): boolean {
+  return invokedFunctionArn?.endsWith(`:${CHILD_ENTRY_ALIAS}`) === true;
+}
+
 const RunId = z.string().regex(/^[A-Za-z0-9_.:\-]{1,128}$/, "a run id: 1-128 of A-Z a-z 0-9 _ . : -");
 const Parent = z.object({ runId: RunId, waitId: z.string().min(1).max(300), incarnation: z.number().int().positive().optional(), replyTo: z.string().min(1).max(2048) });
 const StartEvent = z.object({ v: z.literal(1), workflow: z.string().min(1).max(128), runId: RunId, input: z.unknown().optional(), parent: Parent.optional() });

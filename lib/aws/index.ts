@@ -22,7 +22,7 @@ export { SchedulerWakes, scheduleName, atExpression, DEFAULT_SCHEDULE_RETRY, typ
 export { formatWakeMessage, parseWakeMessage, topUpDelaySeconds, WAKE_MESSAGE_VERSION, SQS_MAX_DELAY_SECONDS } from "./wake-message.ts";
 export { RecordTooLargeError, MalformedWakeError, ScheduleThrottledError, ChildInvokeError, DYNAMODB_ITEM_LIMIT_BYTES } from "./errors.ts";
 export { LambdaChildren, type LambdaChildrenOptions } from "./remote-children.ts";
-export { startChildByInvoke, cancelChildByInvoke, type ChildAnswer } from "./child-entry.ts";
+export { startChildByInvoke, cancelChildByInvoke, CHILD_ENTRY_ALIAS, type ChildAnswer } from "./child-entry.ts";
 export { formatChildEndMessage, parseChildEndMessage, isChildEndMessage, CHILD_END_MAX_BYTES } from "./child-message.ts";
 export { createLambdaHandler, UnsupportedEventError, type LambdaHandler } from "./lambda.ts";
 export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type AwsRuntimeOptions, type SecretReader } from "./runtime.ts";

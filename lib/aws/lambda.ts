@@ -12,7 +12,7 @@
 import { InvalidInputError, WaymarkError } from "../core/errors.ts";
 import { createHttpHandler } from "../http/handler.ts";
 import type { HttpHandler } from "../http/types.ts";
-import { CHILD_CANCEL, CHILD_START, cancelChildByInvoke, startChildByInvoke } from "./child-entry.ts";
+import { CHILD_CANCEL, CHILD_ENTRY_ALIAS, CHILD_START, cancelChildByInvoke, startChildByInvoke, viaChildEntry } from "./child-entry.ts";
 import { handleFunctionUrl } from "./function-url.ts";
 import { type LambdaContext, isDynamoStreamEvent, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
 import { handleRetentionStream } from "./retention-stream.ts";
@@ -60,13 +60,18 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
     });
     const { rt, http } = await ready;
     rt.logger?.addContext?.(context);
+    // Through the child-entry alias (a parent function's only grant): child starts and cancels only.
+    const action = waymarkAction(event);
+    if (viaChildEntry(context.invokedFunctionArn) && action !== CHILD_START && action !== CHILD_CANCEL) {
+      return { ok: false, error: { name: "UnsupportedEventError", message: `through ${CHILD_ENTRY_ALIAS} this function takes child starts and cancels only` } };
+    }
     if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
     if (isDynamoStreamEvent(event)) return handleRetentionStream(rt, event);
     if (isFunctionUrlEvent(event)) {
       if (!http) return { statusCode: 503, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { name: "WebhookDisabled", message: "this function has no webhook secret configured" } }) };
       return handleFunctionUrl(http, event);
     }
-    switch (waymarkAction(event)) {
+    switch (action) {
       case "start":
         return startByInvoke(rt, event as { runId?: unknown; input?: unknown; workflow?: unknown });
       case "watchdog":

@@ -7,8 +7,10 @@
  * It takes the `InvokeCommand` the runtime's `LambdaChildren` sends through `LambdaClient.send`
  * and checks it against the contract Waymark relies on, throwing the SDK's own exceptions:
  *
- *   - `FunctionName` names a registered function, by name or ARN (else `ResourceNotFoundException`),
- *     and the caller holds `lambda:InvokeFunction` on it, as `child.grantInvoke(parent)` gives
+ *   - `FunctionName` names a registered function, by name or ARN, with or without an alias
+ *     qualifier (else `ResourceNotFoundException`); the handler's context carries the ARN it was
+ *     invoked through (`invokedFunctionArn`, qualifier included), as Lambda's does;
+ *   - the caller holds `lambda:InvokeFunction` on exactly that (qualified) function, as `child.grantInvoke(parent)` gives
  *     (else an `AccessDeniedException`, a `LambdaServiceException` of that name and status 403);
  *   - `InvocationType` is `RequestResponse` (the answer is needed), else `InvalidParameterValueException`;
  *   - `Payload` is the bytes of one JSON document of at most 6 MB (`InvalidRequestContentException`,
@@ -38,6 +40,7 @@ const $metadata = { httpStatusCode: 400 };
 export class LambdaStandIn {
   private readonly handlers = new Map<string, Handler>();
   private readonly grants = new Set<string>();
+  private readonly aliases = new Set<string>();
   private toLose = 0;
   /** Every invocation, in order: who called which function with what. */
   readonly calls: Array<{ caller: string; functionName: string; event: Record<string, unknown>; lost: boolean; at: number }> = [];
@@ -47,11 +50,12 @@ export class LambdaStandIn {
     return ARN_PREFIX + name;
   }
 
-  register(name: string, handler: Handler): void {
+  register(name: string, handler: Handler, aliases: readonly string[] = []): void {
     this.handlers.set(name, handler);
+    for (const alias of aliases) this.aliases.add(`${name}:${alias}`);
   }
 
-  /** `caller` may invoke `fn` (what `child.grantInvoke(parent)` puts in the parent's role). */
+  /** `caller` may invoke `fn` (`name`, or `name:alias`: what `child.grantInvoke(parent)` puts in the parent's role). */
   grant(caller: string, fn: string): void {
     this.grants.add(`${caller}→${fn}`);
   }
@@ -69,10 +73,14 @@ export class LambdaStandIn {
   private async invoke(caller: string, command: unknown): Promise<unknown> {
     if (!(command instanceof InvokeCommand)) throw new InvalidParameterValueException({ message: "the stand-in serves Invoke only", $metadata });
     const { FunctionName, InvocationType, Payload } = command.input;
-    const name = FunctionName?.startsWith(ARN_PREFIX) ? FunctionName.slice(ARN_PREFIX.length) : FunctionName;
+    // A name or an ARN, either with a qualifier (an alias) or without.
+    const qualified = FunctionName?.startsWith(ARN_PREFIX) ? FunctionName.slice(ARN_PREFIX.length) : FunctionName;
+    const [name, qualifier] = (qualified ?? "").split(":");
     const handler = name === undefined ? undefined : this.handlers.get(name);
-    if (name === undefined || !handler) throw new ResourceNotFoundException({ message: `Function not found: ${FunctionName}`, Type: "User", $metadata: { httpStatusCode: 404 } });
-    if (!this.grants.has(`${caller}→${name}`)) {
+    if (name === undefined || !handler || (qualifier !== undefined && !this.aliases.has(`${name}:${qualifier}`))) {
+      throw new ResourceNotFoundException({ message: `Function not found: ${FunctionName}`, Type: "User", $metadata: { httpStatusCode: 404 } });
+    }
+    if (!this.grants.has(`${caller}→${qualified}`)) {
       throw new LambdaServiceException({ name: "AccessDeniedException", $fault: "client", message: `${caller} is not authorized to perform: lambda:InvokeFunction on ${FunctionName}`, $metadata: { httpStatusCode: 403 } });
     }
     if (InvocationType !== "RequestResponse") throw new InvalidParameterValueException({ message: `InvocationType ${InvocationType}: Waymark needs the answer`, $metadata });
@@ -89,7 +97,8 @@ export class LambdaStandIn {
     this.calls.push({ caller, functionName: name, event, lost, at: Date.now() });
     let out: { StatusCode: number; FunctionError?: string; Payload: Uint8Array };
     try {
-      const result = await handler(event, lambdaContext());
+      // Lambda tells the handler which ARN it was invoked through, qualifier included.
+      const result = await handler(event, { ...lambdaContext(), invokedFunctionArn: ARN_PREFIX + qualified });
       out = { StatusCode: 200, Payload: new TextEncoder().encode(JSON.stringify(result ?? null)) };
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));

@@ -15,6 +15,8 @@ import { LambdaStandIn } from "./lambda-stand-in.ts";
 import { lambdaContext } from "./event-source.ts";
 import type { StepLedger } from "./step-ledger.ts";
 import type { LambdaHandler } from "../../lib/aws/lambda.ts";
+import { CHILD_ENTRY_ALIAS } from "../../lib/aws/child-entry.ts";
+import { InvokeCommand } from "@aws-sdk/client-lambda";
 
 /** What the payments function hosts. */
 function paymentWorkflows(ledger: StepLedger) {
@@ -80,10 +82,10 @@ let lambda: LambdaStandIn;
 beforeAll(async () => {
   lambda = new LambdaStandIn();
   // As child.grantInvoke(parent) configures them: the parent lists the child's function, the child the parent's queue.
-  orders = await createE2e({ endpoints: peers(), workflows: orderWorkflows, config: { childFunctions: [LambdaStandIn.arnOf("payments")] } });
+  orders = await createE2e({ endpoints: peers(), workflows: orderWorkflows, config: { childFunctions: [`${LambdaStandIn.arnOf("payments")}:${CHILD_ENTRY_ALIAS}`] } });
   payments = await createE2e({ endpoints: peers(), workflows: (ledger) => Object.values(paymentWorkflows(ledger)), config: { parentQueues: [orders.queues.queueUrl] } });
-  lambda.register("payments", payments.handler);
-  lambda.grant("orders", "payments");
+  lambda.register("payments", payments.handler, [CHILD_ENTRY_ALIAS]);
+  lambda.grant("orders", `payments:${CHILD_ENTRY_ALIAS}`); // the alias only, as grantInvoke does
   ordersHandler = orders.newHandler({}, { lambda: lambda.asClient("orders") });
 });
 afterAll(() => {
@@ -250,5 +252,23 @@ describe("what a direct invocation may name is checked, not trusted", () => {
       expect(await invokePayments(bad), JSON.stringify(bad).slice(0, 80)).toMatchObject({ ok: false, error: { name: "InvalidInputError" } });
     }
     expect(await payments.store.getRun("ok-id")).toBeUndefined();
+  });
+
+  it("through the child-entry alias (the parent's only grant) the child's function takes child starts and cancels, nothing else; the function itself is not granted", async () => {
+    const asOrders = lambda.asClient("orders");
+    const send = async (FunctionName: string, event: unknown) => {
+      const out = (await asOrders.send(new InvokeCommand({ FunctionName, InvocationType: "RequestResponse", Payload: new TextEncoder().encode(JSON.stringify(event)) }))) as { Payload?: Uint8Array };
+      return JSON.parse(new TextDecoder().decode(out.Payload)) as { ok: boolean; error?: { name: string } };
+    };
+    await payments.client.start("remote-hold", { runId: "alias-victim", input: {} });
+    const before = await payments.client.history("alias-victim");
+    const entry = `${LambdaStandIn.arnOf("payments")}:${CHILD_ENTRY_ALIAS}`;
+    const fakeBatch = { Records: [{ messageId: "m1", receiptHandle: "r", body: JSON.stringify({ v: 1, kind: "child-end", runId: "alias-victim", waitId: "x", childRunId: "c", outcome: { status: "completed", result: 1 } }), attributes: {}, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn", awsRegion: "us-east-1" }] };
+    for (const event of [fakeBatch, { waymark: "watchdog" }, { waymark: "start", runId: "alias-start", input: {} }]) {
+      expect(await send(entry, event)).toMatchObject({ ok: false, error: { name: "UnsupportedEventError" } });
+    }
+    expect(await payments.client.history("alias-victim")).toEqual(before);
+    expect(await payments.store.getRun("alias-start")).toBeUndefined();
+    await expect(send(LambdaStandIn.arnOf("payments"), { waymark: "watchdog" })).rejects.toMatchObject({ name: "AccessDeniedException" });
   });
 });
