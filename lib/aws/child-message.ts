@@ -61,8 +61,13 @@ function sqsSafe(json: string): string {
   return json.replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
-/** True when an SQS body is a child-end message (anything else is read as a wake). */
+/**
+ * True when an SQS body is a child-end message (anything else is read as a wake). Every wake
+ * passes here, so a body without the marker is answered without parsing it (a wake's fields
+ * cannot contain it: run ids have no quotes).
+ */
 export function isChildEndMessage(body: string): boolean {
+  if (!body.includes(`"${CHILD_END_KIND}"`)) return false;
   try {
     return (JSON.parse(body) as { kind?: unknown } | null)?.kind === CHILD_END_KIND;
   } catch {

@@ -60,14 +60,16 @@ export function waitsForSlot(run: RunMeta | undefined): boolean {
 export async function enter(o: FlowPorts, scope: string, limit: number, run: QueuedRun, expiresAt: number): Promise<boolean> {
   const { store, clock } = o;
   const { runId } = run;
-  // `limit` 0 keeps a slot the run holds and takes none. Its queue entry goes (the promoter that
-  // handed the slot took it off, unless it died first).
-  if (await store.takeSlot(scope, 0, { runId, expiresAt }, clock.now())) {
+  const head = await store.peek(scope);
+  if (head !== undefined && head.runId !== runId) {
+    // Runs wait ahead of it: only a slot handed to it (or held already: a retry) is kept —
+    // `limit` 0 keeps and takes none. Its queue entry goes (the promoter that handed the slot
+    // took it off, unless it died first).
+    if (!(await store.takeSlot(scope, 0, { runId, expiresAt }, clock.now()))) return false;
     await store.dequeue(scope, run);
     return true;
   }
-  const head = await store.peek(scope);
-  if (head !== undefined && head.runId !== runId) return false;
+  // First in line, or nobody waits: a slot it holds is kept, else a free one taken.
   if (!(await store.takeSlot(scope, limit, { runId, expiresAt }, clock.now()))) return false;
   if (head !== undefined) {
     // Out of the queue, and a slot still free goes to the next in line (a promoter that found
