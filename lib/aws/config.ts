@@ -78,6 +78,8 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
     if (!Number.isFinite(value) || value <= 0) problems.push(`${ENV[key]} must be a positive number, got "${raw}"`);
     return value;
   };
+  /** A comma-separated list (ARNs and queue URLs have no commas). */
+  const list = (key: keyof typeof ENV): string[] => text(key, false).split(",").map((v) => v.trim()).filter((v) => v !== "");
   const config: AwsRuntimeConfig = {
     tableName: text("tableName"),
     queueUrl: text("queueUrl"),
@@ -100,9 +102,9 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
   if (payloadBucket) config.payloadBucket = payloadBucket;
   if (env[ENV.payloadInlineBytes]) config.payloadInlineBytes = num("payloadInlineBytes", 0);
   if (env[ENV.payloadMaxBytes]) config.payloadMaxBytes = num("payloadMaxBytes", 0);
-  const childFunctions = text("childFunctions", false).split(",").map((f) => f.trim()).filter((f) => f !== "");
+  const childFunctions = list("childFunctions");
   if (childFunctions.length > 0) config.childFunctions = childFunctions;
-  const parentQueues = text("parentQueues", false).split(",").map((q) => q.trim()).filter((q) => q !== "");
+  const parentQueues = list("parentQueues");
   if (parentQueues.length > 0) config.parentQueues = parentQueues;
   if (problems.length > 0) throw new ConfigurationError(`Waymark's Lambda configuration is incomplete: ${problems.join("; ")}`);
   return config;

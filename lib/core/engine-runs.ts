@@ -37,7 +37,7 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
   const { store, clock, wakes } = o;
   return {
     start: async ({ workflow, runId, input, parent: given }) => {
-      const parent = given && incarnation > 1 && given.incarnation === undefined ? { ...given, incarnation } : given;
+      const parent = given && inIncarnation(given, incarnation);
       const def = o.workflows.get(workflow);
       if (!def && o.remote) {
         await o.remote.start({ workflow, runId, input, ...(parent ? { parent } : {}) });
@@ -65,11 +65,16 @@ export function childPort(o: RunOps, incarnation: number): ChildPort {
       return runId;
     },
     cancel: async (request) => {
-      const parent = incarnation > 1 && request.parent.incarnation === undefined ? { ...request.parent, incarnation } : request.parent;
+      const parent = inIncarnation(request.parent, incarnation);
       if (!o.workflows.has(request.workflow) && o.remote) return o.remote.cancel({ ...request, parent });
       await cancelChild(o, request.runId, request.reason, parent);
     },
   };
+}
+
+/** A parent reference from a parent in `incarnation` (one that names its own is kept as it is). */
+function inIncarnation(parent: ParentRef, incarnation: number): ParentRef {
+  return incarnation > 1 && parent.incarnation === undefined ? { ...parent, incarnation } : parent;
 }
 
 /** The same parent: run, wait, incarnation and reply queue. */
