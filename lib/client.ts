@@ -30,9 +30,9 @@ import { cancelQueued, isQueued } from "./core/queued-cancel.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
+import { RUN_ID, RUN_ID_RULE } from "./core/run-id.ts";
 import { type Clock, type JournalStore, type ListQuery, type PayloadRef, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 
-const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
 
 export interface ClientOptions {
   store: JournalStore;
@@ -113,8 +113,8 @@ export class Client {
     if (!def) throw new UnknownWorkflowError(requested);
     const name = def.key;
     const { runId, input } = options;
-    if (typeof runId !== "string" || !ID.test(runId)) {
-      throw new InvalidInputError("invalid run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
+    if (typeof runId !== "string" || !RUN_ID.test(runId)) {
+      throw new InvalidInputError("invalid run id", [{ path: "runId", message: RUN_ID_RULE }]);
     }
     const parsed = validate(def.input, input);
     if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
@@ -172,7 +172,7 @@ export class Client {
     assertJsonSafe(payload, "payload");
     tooLarge(payload, "payload", this.payloads?.maxBytes ?? DEFAULT_MAX_VALUE_BYTES);
     const signalId = options.signalId ?? globalThis.crypto.randomUUID();
-    if (!ID.test(signalId)) throw new InvalidInputError("invalid signal id", [{ path: "signalId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
+    if (!RUN_ID.test(signalId)) throw new InvalidInputError("invalid signal id", [{ path: "signalId", message: RUN_ID_RULE }]);
 
     if (options.waitId !== undefined) {
       // Reject a stale or misdirected signal before writing anything.

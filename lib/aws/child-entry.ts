@@ -18,6 +18,8 @@
 import { cancelChild, childPort, type RunOps } from "../core/engine-runs.ts";
 import { InvalidInputError, type SerializedError, WaymarkError } from "../core/errors.ts";
 import * as z from "../core/shape.ts";
+import { RUN_ID, RUN_ID_RULE } from "../core/run-id.ts";
+import { zodIssues } from "../core/zod-issues.ts";
 import type { AwsRuntime } from "./runtime.ts";
 
 /** What a child function answers a parent. */
@@ -39,7 +41,7 @@ export function viaChildEntry(invokedFunctionArn: string | undefined): boolean {
   return invokedFunctionArn?.endsWith(`:${CHILD_ENTRY_ALIAS}`) === true;
 }
 
-const RunId = z.string().regex(/^[A-Za-z0-9_.:\-]{1,128}$/, "a run id: 1-128 of A-Z a-z 0-9 _ . : -");
+const RunId = z.string().regex(RUN_ID, RUN_ID_RULE);
 const Parent = z.object({ runId: RunId, waitId: z.string().min(1).max(300), incarnation: z.number().int().positive().optional(), replyTo: z.string().min(1).max(2048) });
 const StartEvent = z.object({ v: z.literal(1), workflow: z.string().min(1).max(128), runId: RunId, input: z.unknown().optional(), parent: Parent.optional() });
 const CancelEvent = z.object({ v: z.literal(1), runId: RunId, reason: z.string().max(500), parent: Parent });
@@ -86,7 +88,7 @@ function grantedParent(rt: AwsRuntime, replyTo: string): void {
 function parse<T>(shape: z.Shape<T>, event: unknown, what: string): T {
   const parsed = shape.safeParse(event);
   if (parsed.success) return parsed.data;
-  throw new InvalidInputError(`invalid ${what} event`, parsed.error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message })));
+  throw new InvalidInputError(`invalid ${what} event`, zodIssues(parsed.error));
 }
 
 async function answer(work: () => Promise<ChildAnswer>): Promise<ChildAnswer> {

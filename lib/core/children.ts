@@ -9,6 +9,7 @@
 import type { Workflow, SignalMap, WaitResult } from "./definition.ts";
 import { ChildFailedError, InvalidInputError, type SerializedError } from "./errors.ts";
 import type { StandardSchemaV1 } from "./standard-schema.ts";
+import { RUN_ID, RUN_ID_RULE } from "./run-id.ts";
 
 /** The signal a child's end is delivered as (never a user signal: user names cannot start with `_`... by convention). */
 export const CHILD_SIGNAL = "__child";
@@ -118,7 +119,6 @@ export interface ChildHost {
   onCancelled(child: { runId: string; workflow: string; waitId: string }, cancelWithParent: boolean): void;
 }
 
-const ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
 
 /**
  * The default run id of the child started by `stepId`: `<parentRunId>:<stepId>` (`#` becomes
@@ -156,7 +156,7 @@ export async function runChild<I, O>(host: ChildHost, name: string, workflow: Wo
   const stepId = host.nextId(name);
   if (stepId === undefined) return new Promise(() => {});
   const wanted = options.runId ?? childRunIdOf(host.runId, stepId, host.incarnation);
-  if (!ID.test(wanted)) throw new InvalidInputError("invalid child run id", [{ path: "runId", message: "use 1-128 of A-Z a-z 0-9 _ . : -" }]);
+  if (!RUN_ID.test(wanted)) throw new InvalidInputError("invalid child run id", [{ path: "runId", message: RUN_ID_RULE }]);
   const port = host.port;
   const started = await host.step(`${stepId}:start`, async () => {
     if (!port) throw new InvalidInputError("this runtime cannot start child runs", []);

@@ -21,6 +21,7 @@ import { type WebhookSecret, secretList } from "./secret.ts";
 import { DEFAULT_REPLAY_WINDOW_MS, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyRequestSignature } from "./signing.ts";
 import { verifyApprovalToken } from "./tokens.ts";
 import type { HttpHandler, HttpRequest, HttpResponse } from "./types.ts";
+import { RUN_ID } from "../core/run-id.ts";
 
 export interface HttpHandlerOptions {
   client: Client;
@@ -44,7 +45,6 @@ interface Route {
   methods: Partial<Record<"GET" | "POST", Action>>;
 }
 
-const RUN_ID = /^[A-Za-z0-9_.:\-]{1,128}$/;
 
 /**
  * Creates the webhook handler.
