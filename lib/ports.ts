@@ -326,6 +326,29 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/**
+ * Timers, so that a simulator can own them: everything the engine schedules for later (a
+ * heartbeat, a deadline, a step's timeout, the check that an execution has gone quiet) goes
+ * through this port. The system's are Node's timers, unref'd so they never keep a process alive.
+ */
+export interface Timers {
+  /** Calls `fn` once after `ms` (on the engine's clock); returns how to cancel it. */
+  after(ms: number, fn: () => void): () => void;
+  /** Calls `fn` after the promise callbacks queued now have run (a macrotask: `setImmediate`). */
+  defer(fn: () => void): void;
+}
+
+export const systemTimers: Timers = {
+  after(ms, fn) {
+    const timer = setTimeout(fn, Math.max(0, ms));
+    timer.unref?.();
+    return () => clearTimeout(timer);
+  },
+  defer(fn) {
+    setImmediate(fn);
+  },
+};
+
 /** A wake claimed from a pollable queue; `ack` it once the invocation is done. */
 export interface ClaimedWake extends Wake {
   /** Changes whenever the wake is rescheduled, so acking an old claim keeps the new wake. */

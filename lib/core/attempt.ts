@@ -1,6 +1,7 @@
 import type { StepRunContext } from "./definition.ts";
 import type { CancelSource } from "./cancellation.ts";
 import { StepTimeoutError } from "./errors.ts";
+import { systemTimers, type Timers } from "../ports.ts";
 
 /**
  * Runs one attempt of a step's function. With a timeout, the attempt fails with
@@ -15,6 +16,7 @@ export async function runAttempt<T>(
   attempt: number,
   timeoutMs: number | undefined,
   cancel?: CancelSource,
+  timers: Timers = systemTimers,
 ): Promise<T> {
   if (timeoutMs === undefined && cancel === undefined) {
     // Nothing can abort: create the signal only if the step asks for it.
@@ -28,15 +30,15 @@ export async function runAttempt<T>(
     });
   }
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  let clearTimer = () => {};
   let unsubscribe: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     if (timeoutMs !== undefined) {
-      timer = setTimeout(() => {
+      clearTimer = timers.after(timeoutMs, () => {
         const err = new StepTimeoutError(stepId, timeoutMs);
         controller.abort(err);
         reject(err);
-      }, timeoutMs);
+      });
     }
     if (cancel) {
       unsubscribe = cancel.subscribe((reason) => {
@@ -49,7 +51,7 @@ export async function runAttempt<T>(
   try {
     return await Promise.race([Promise.resolve().then(() => fn({ idempotencyKey, attempt, signal: controller.signal })), stopped]);
   } finally {
-    clearTimeout(timer);
+    clearTimer();
     unsubscribe?.();
   }
 }

@@ -15,6 +15,7 @@
  * step id, so every replay decides the same way and no result waits for a position that was
  * already taken.
  */
+import { systemTimers, type Timers } from "../ports.ts";
 
 /** A recorded delivery: the record's `seq`, its write time and its step id. */
 export interface RecordedDelivery {
@@ -40,6 +41,7 @@ export class DeliveryOrder {
   constructor(
     recorded: readonly RecordedDelivery[],
     private readonly onChange: () => void = () => {},
+    private readonly timers: Pick<Timers, "defer"> = systemTimers,
   ) {
     const sorted = deliveryOrder(recorded);
     this.order = sorted.map((d) => d.stepId);
@@ -90,7 +92,7 @@ export class DeliveryOrder {
     if (head === undefined || !this.waiting.has(head) || this.releasing) return;
     // Let the continuation of the result just delivered run (and call its next steps) first.
     this.releasing = true;
-    setImmediate(() => {
+    this.timers.defer(() => {
       this.releasing = false;
       const next = this.order[this.cursor];
       const resolve = next === undefined ? undefined : this.waiting.get(next);

@@ -4,7 +4,7 @@ import type { SerializedError } from "./errors.ts";
 import type { RemoteChildren } from "./children.ts";
 import type { JournalLimits } from "./journal-limits.ts";
 import type { PayloadOptions } from "./payloads.ts";
-import type { ApprovalLinks, Clock, JournalStore, Lease, WakeQueue } from "../ports.ts";
+import type { ApprovalLinks, Clock, JournalStore, Lease, Timers, WakeQueue } from "../ports.ts";
 import type { Registry } from "./registry.ts";
 import type { StepEvent } from "./execution.ts";
 
@@ -53,7 +53,9 @@ export interface EngineOptions {
   wakes: WakeQueue;
   clock: Clock;
   workflows: Registry;
-  /** Identifies this process in leases; each invocation adds a suffix of its own. */
+  /** Heartbeats, deadlines, step timeouts, quiescence checks. Default: Node's timers (a simulator passes its own). */
+  timers?: Timers;
+  /** Identifies this process in leases (unique per process); each invocation adds a suffix of its own. */
   owner: string;
   /** Lease length; renewed at a third of it while the invocation runs. Default 30 s. */
   leaseTtlMs?: number;

@@ -9,7 +9,7 @@ import { serializeError } from "./error-codec.ts";
 import { CancelledError, InvalidInputError, InvocationBudgetError, JournalFormatError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import { JournalView } from "./journal-view.ts";
 import { type JournalRecord, keyOf, keys, parseRecord } from "./records.ts";
-import type { AcquireRequest, AcquireResult, AppendResult, RunMeta, SuspendUpdate } from "../ports.ts";
+import { type AcquireRequest, type AcquireResult, type AppendResult, type RunMeta, type SuspendUpdate, systemTimers, type Timers } from "../ports.ts";
 import { isTooLargeForStore } from "./execution-state.ts";
 import { jsonBytes } from "./json.ts";
 import { isOwnGrant, isReleased, sameBody } from "./retried-writes.ts";
@@ -29,13 +29,19 @@ import type { EngineOptions, InvocationResult, InvokeOptions } from "./engine-ty
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
 const RETRY_AFTER_FAULT_MS = 5_000;
 
+let engines = 0;
+
 export class Engine {
   private readonly ttl: number;
   private invocationSeq = 0;
   private readonly payloads: Payloads | undefined;
+  private readonly timers: Timers;
+  /** Tells apart engines given the same owner name in one process (tests do), deterministically. */
+  private readonly instance = (++engines).toString(36);
 
   constructor(private readonly o: EngineOptions) {
     this.ttl = o.leaseTtlMs ?? 30_000;
+    this.timers = o.timers ?? systemTimers;
     this.payloads = o.payloads ? new Payloads(o.payloads) : undefined;
   }
 
@@ -47,7 +53,7 @@ export class Engine {
   private async invokeNow(runId: string, options: InvokeOptions): Promise<InvocationResult> {
     const { store, clock } = this.o;
     // Unique per invocation, so a retried grant can recognise itself (and nothing else) as its own.
-    const owner = `${this.o.owner}:${(++this.invocationSeq).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const owner = `${this.o.owner}:${this.instance}.${(++this.invocationSeq).toString(36)}`;
     let acquired = await this.acquire(runId, { owner, now: clock.now(), ttlMs: this.ttl });
     if (!acquired.acquired && acquired.reason === "held" && acquired.run?.lease && options.mayBreak?.(acquired.run.lease)) {
       acquired = await this.acquire(runId, { owner, now: clock.now(), ttlMs: this.ttl, ifToken: acquired.run.lease.token });
@@ -55,7 +61,7 @@ export class Engine {
     if (!acquired.acquired) return { status: acquired.reason === "held" ? "busy" : acquired.reason };
     const hold: Hold = { token: acquired.lease.token, expiresAt: acquired.lease.expiresAt, lost: false, abandoned: false, counts: { executed: 0, replayed: 0, retries: 0 } };
     const started = clock.now();
-    const heartbeat = startHeartbeat(store, clock, this.ttl, runId, hold);
+    const heartbeat = startHeartbeat(store, clock, this.timers, this.ttl, runId, hold);
     const deadline = options.deadline ?? started + (this.o.maxInvocationMs ?? 15 * 60_000);
     try {
       const result = await this.execute(runId, hold, acquired.run, options, deadline);
@@ -163,6 +169,7 @@ export class Engine {
       input: input.data,
       journal: view,
       now: () => clock.now(),
+      timers: this.timers,
       append: (record) => this.append(runId, journalId, record),
       ...(cancelReason === undefined ? {} : { cancelReason }),
       children: childPort(this.o, incarnation),
@@ -197,12 +204,11 @@ export class Engine {
       };
     }
     const ran = execution.run();
-    let timer: NodeJS.Timeout | undefined;
+    let cancelTimer = () => {};
     const overdue = new Promise<"overdue">((resolve) => {
-      timer = setTimeout(() => resolve("overdue"), Math.max(0, deadline - clock.now()));
-      timer.unref?.();
+      cancelTimer = this.timers.after(Math.max(0, deadline - clock.now()), () => resolve("overdue"));
     });
-    const outcome = await Promise.race([ran, overdue]).finally(() => clearTimeout(timer));
+    const outcome = await Promise.race([ran, overdue]).finally(() => cancelTimer());
     if (outcome === "overdue") return this.abandon(runId, hold, execution);
     for (const key of execution.cancelledWakes) await this.o.wakes.cancel(runId, key).catch(() => {});
     // A child's cancellation must be written before this invocation ends; a failed one fails it (retried).

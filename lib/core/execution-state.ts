@@ -13,6 +13,7 @@ import { ReplayValues } from "./replay-values.ts";
 import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
 import type { JournalRecord, Unstamped } from "./records.ts";
 import { JOURNAL_VERSION, keyOf } from "./records.ts";
+import { systemTimers, type Timers } from "../ports.ts";
 
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
@@ -36,10 +37,13 @@ export abstract class ExecutionState {
   /** Effects on other runs (a child's cancellation) the engine awaits before the invocation ends. */
   readonly sideEffects: Array<Promise<unknown>> = [];
 
+  protected readonly timers: Timers;
+
   constructor(protected readonly o: ExecutionOptions) {
+    this.timers = o.timers ?? systemTimers;
     this.values = new ReplayValues(o.journalId ?? o.runId, o.journal, o.now);
     this.cancellation = new Cancellation(o.cancelReason);
-    this.order = new DeliveryOrder(o.journal.deliveries(), () => this.checkQuiescent());
+    this.order = new DeliveryOrder(o.journal.deliveries(), () => this.checkQuiescent(), this.timers);
   }
 
   run(): Promise<Outcome> {
@@ -211,7 +215,7 @@ export abstract class ExecutionState {
     if (this.order.pending > 0 && !this.order.stalled) return; // results are being released in order
     if (!this.settled && !this.fatal && this.blockers.length === 0 && !this.order.stalled) return;
     this.checkScheduled = true;
-    setImmediate(() => {
+    this.timers.defer(() => {
       this.checkScheduled = false;
       if (this.done || this.inflight > 0) return;
       if (this.order.pending > 0 && !this.order.stalled) return;

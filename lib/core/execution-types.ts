@@ -1,5 +1,5 @@
 /** What an {@link Execution} is given and what it ends in. */
-import type { ApprovalLinks, WakeReason } from "../ports.ts";
+import type { ApprovalLinks, Timers, WakeReason } from "../ports.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import type { ChildPort } from "./children.ts";
 import type { SerializedError } from "./errors.ts";
@@ -47,6 +47,8 @@ export interface ExecutionOptions {
   input: unknown;
   journal: JournalView;
   now: () => number;
+  /** Where timeouts and deferred checks are scheduled. Default: Node's timers. */
+  timers?: Timers;
   /** Appends a record write-once; resolves to the record that won (ours or the existing one). */
   append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
   /** True when the invocation should checkpoint before starting another step (Lambda time). */

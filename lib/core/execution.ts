@@ -153,7 +153,7 @@ export class Execution extends WaitingExecution {
         // a journal write that fails aborts the invocation instead (see `write`).
         let value: T;
         try {
-          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs, this.cancellation.signal);
+          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs, this.cancellation.signal, this.timers);
           const around = this.o.aroundAttempt;
           value = around ? await around({ runId: this.o.runId, workflow: this.o.workflow.name, stepId, attempt }, body) : await body();
           assertJsonSafe(value, `result of step "${stepId}"`);

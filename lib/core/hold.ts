@@ -4,7 +4,7 @@
  * (or it was cancelled): the execution is stopped at once. Each renewal also looks for a
  * cancellation requested meanwhile, and renews the run's flow-control slot with the lease.
  */
-import type { Clock, JournalStore } from "../ports.ts";
+import type { Clock, JournalStore, Timers } from "../ports.ts";
 
 /** This invocation's hold on the run, as the engine knows it. */
 export interface Hold {
@@ -24,8 +24,13 @@ export interface Hold {
 }
 
 /** Starts renewing `hold`'s lease; `stop()` ends it. */
-export function startHeartbeat(store: JournalStore, clock: Clock, ttl: number, runId: string, hold: Hold): { stop(): void } {
-  const timer = setInterval(() => {
+export function startHeartbeat(store: JournalStore, clock: Clock, timers: Timers, ttl: number, runId: string, hold: Hold): { stop(): void } {
+  const every = Math.max(10, Math.floor(ttl / 3));
+  let stopped = false;
+  let cancel = timers.after(every, beat);
+  function beat(): void {
+    if (stopped) return;
+    cancel = timers.after(every, beat);
     if (hold.abandoned) return;
     const now = clock.now();
     store.renewLease(runId, hold.token, now, ttl).then(
@@ -43,7 +48,11 @@ export function startHeartbeat(store: JournalStore, clock: Clock, ttl: number, r
       },
       () => {},
     );
-  }, Math.max(10, Math.floor(ttl / 3)));
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  }
+  return {
+    stop: () => {
+      stopped = true;
+      cancel();
+    },
+  };
 }
