@@ -1,0 +1,210 @@
+/**
+ * What the simulator knows happened, and the invariants checked as it happens:
+ *
+ * - no step body starts twice (same journal, step and attempt) unless every earlier start of it
+ *   was interrupted before its record was written: its worker died, froze or paused, or its
+ *   invocation ended (lost its lease, passed its deadline, failed) first; an at-most-once body
+ *   never starts twice at all;
+ * - no forward step starts in an execution after the run's cancellation was delivered there, nor
+ *   after that execution heard from the journal (a load, an answered append) once the
+ *   cancellation was written;
+ * - no flow-control key has more forward bodies running at once, in live invocations, than its limit;
+ * - a run's status never changes once terminal.
+ *
+ * The checks that need the end of the story are in final-checks.ts.
+ */
+import type { StoredRecord } from "../../lib/ports.ts";
+import type { BodyRole } from "./workloads.ts";
+
+export interface Violation {
+  kind: string;
+  message: string;
+}
+
+interface Start {
+  worker: string;
+  exec: Exec;
+  journalId: string;
+  stepId: string;
+  attempt: number;
+  role: BodyRole;
+  /** Started, and its record not yet written by its execution. */
+  open: boolean;
+  /** Its execution was interrupted while it was open. */
+  interrupted: boolean;
+  running: boolean;
+}
+
+export interface Exec {
+  id: number;
+  worker: string;
+  runId: string;
+  live: boolean;
+  /** The workflow caught the cancellation in this execution. */
+  cancelSeen: boolean;
+  /** The latest store operation (ledger sequence) whose answer told this execution about the journal. */
+  lastSync: number;
+}
+
+/** The run a journal id belongs to (`<runId>~<k>` past the first incarnation). */
+export function runOf(journalId: string): string {
+  const at = journalId.lastIndexOf("~");
+  return at < 0 ? journalId : journalId.slice(0, at);
+}
+
+export interface SignalAck {
+  runId: string;
+  signalId: string;
+  status: "delivered" | "buffered";
+}
+
+export class Ledger {
+  violation: Violation | undefined;
+  private seq = 0;
+  private execSeq = 0;
+  private readonly starts = new Map<string, Start[]>();
+  private readonly current = new Map<string, Exec>();
+  /** When each run's cancellation was first written (ledger sequence). */
+  readonly cancelWritten = new Map<string, number>();
+  readonly signals: SignalAck[] = [];
+  readonly cancels: Array<{ runId: string; answer: unknown }> = [];
+  readonly terminal = new Map<string, string>();
+  /** Forward bodies started, per run (for "cancelled at once" answers). */
+  readonly forwardStarts = new Map<string, number>();
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  fail(kind: string, message: string): void {
+    if (this.violation) return;
+    this.violation = { kind, message };
+    this.log(`VIOLATION ${kind}: ${message}`);
+  }
+
+  beginExec(worker: string, runId: string): Exec {
+    const exec: Exec = { id: ++this.execSeq, worker, runId, live: true, cancelSeen: false, lastSync: 0 };
+    this.current.set(`${worker} ${runId}`, exec);
+    return exec;
+  }
+
+  endExec(exec: Exec, how: string): void {
+    exec.live = false;
+    if (this.current.get(`${exec.worker} ${exec.runId}`) === exec) this.current.delete(`${exec.worker} ${exec.runId}`);
+    for (const s of this.allStarts()) {
+      if (s.exec === exec && s.open) {
+        s.interrupted = true;
+        s.running = false;
+      }
+    }
+    this.log(`${exec.worker} invocation ${exec.id} of ${exec.runId} ended: ${how}`);
+  }
+
+  /** A worker died or froze: its open bodies are interrupted (a frozen one no longer counts as running). */
+  interruptWorker(worker: string): void {
+    for (const s of this.allStarts()) {
+      if (s.worker === worker && s.open) {
+        s.interrupted = true;
+        s.running = false;
+      }
+    }
+  }
+
+  /** The whole machine paused (a clock jump past the heartbeat): every open body is interrupted. */
+  pauseAll(): void {
+    for (const s of this.allStarts()) if (s.open) s.interrupted = true;
+  }
+
+  workerDied(worker: string): void {
+    this.interruptWorker(worker);
+    for (const [key, exec] of this.current) {
+      if (exec.worker === worker) {
+        exec.live = false;
+        this.current.delete(key);
+      }
+    }
+  }
+
+  sawCancel(worker: string, runId: string): void {
+    const exec = this.current.get(`${worker} ${runId}`);
+    if (exec) exec.cancelSeen = true;
+  }
+
+  bodyStart(worker: string, journalId: string, stepId: string, attempt: number, role: BodyRole): Start | undefined {
+    const runId = runOf(journalId);
+    const exec = this.current.get(`${worker} ${runId}`);
+    if (!exec) {
+      this.fail("body-after-invocation", `${worker} started ${journalId}/${stepId} with no invocation of ${runId}`);
+      return undefined;
+    }
+    const key = `${journalId}|${stepId}|${attempt}`;
+    const earlier = this.starts.get(key) ?? [];
+    const where = `${journalId}/${stepId} attempt ${attempt}`;
+    if (role.atMostOnce && earlier.length > 0) this.fail("at-most-once-twice", `${where} (at-most-once) started again by ${worker} (invocation ${exec.id})`);
+    const unexcused = earlier.find((s) => !s.interrupted);
+    if (unexcused) {
+      this.fail("double-start", `${where} started by ${worker} (invocation ${exec.id}) after ${unexcused.worker} (invocation ${unexcused.exec.id}) ${unexcused.open ? "still runs it" : "recorded it"}`);
+    }
+    if (role.role === "forward") {
+      this.forwardStarts.set(runId, (this.forwardStarts.get(runId) ?? 0) + 1);
+      if (exec.cancelSeen) this.fail("forward-after-cancel", `${where}: a forward step started in invocation ${exec.id} after its cancellation was delivered there`);
+      const written = this.cancelWritten.get(runId);
+      if (written !== undefined && exec.lastSync > written) {
+        this.fail("cancel-unseen", `${where}: a forward step started in invocation ${exec.id}, which had heard from the journal (op ${exec.lastSync}) after the cancellation was written (op ${written})`);
+      }
+      if (role.flowKey !== undefined) this.checkLimit(role.flowKey, where);
+    }
+    const start: Start = { worker, exec, journalId, stepId, attempt, role, open: true, interrupted: false, running: true };
+    earlier.push(start);
+    this.starts.set(key, earlier);
+    return start;
+  }
+
+  bodyEnd(start: Start | undefined): void {
+    if (start) start.running = false;
+  }
+
+  /** Every store call as it is applied (`answered`: the caller gets this answer). */
+  applied(actor: string, op: string, args: unknown[], answer: unknown, answered: boolean): void {
+    const seq = ++this.seq;
+    if (op === "appendRecord") {
+      const journalId = args[0] as string;
+      const record = args[1] as StoredRecord;
+      const res = answer as { written: boolean };
+      const runId = runOf(journalId);
+      if (record.key === "cancel" && res.written && !this.cancelWritten.has(runId)) this.cancelWritten.set(runId, seq);
+      if (answered) this.sync(actor, runId, seq);
+      const body = record.body as { type?: string; kind?: string; stepId?: string; attempts?: number; attempt?: number };
+      if (res.written && body.type === "step" && body.kind === "run" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempts ?? 0);
+      if (res.written && body.type === "attempt" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempt ?? 0);
+    } else if (op === "loadJournal" && answered) {
+      this.sync(actor, args[0] as string, seq);
+    }
+  }
+
+  /** A run's status after a store call changed its meta record. */
+  status(runId: string, status: string): void {
+    const before = this.terminal.get(runId);
+    if (before !== undefined && before !== status) this.fail("status-changed", `run ${runId} was ${before} and is now ${status}`);
+    if (status === "completed" || status === "failed" || status === "cancelled") this.terminal.set(runId, status);
+  }
+
+  private sync(actor: string, runId: string, seq: number): void {
+    const exec = this.current.get(`${actor} ${runId}`);
+    if (exec) exec.lastSync = seq;
+  }
+
+  private close(actor: string, journalId: string, stepId: string, attempt: number): void {
+    for (const s of this.starts.get(`${journalId}|${stepId}|${attempt}`) ?? []) {
+      if (s.worker === actor && s.open) s.open = false;
+    }
+  }
+
+  private checkLimit(flowKey: string, where: string): void {
+    let running = 0;
+    for (const s of this.allStarts()) if (s.running && s.role.flowKey === flowKey && s.exec.live) running++;
+    if (running >= 1) this.fail("limit-exceeded", `${where}: a body of ${flowKey} (limit 1) started while ${running} ran`);
+  }
+
+  private *allStarts(): Iterable<Start> {
+    for (const list of this.starts.values()) yield* list;
+  }
+}
