@@ -1,0 +1,370 @@
+/**
+ * The waterfall's geometry: where each step of a run goes on the run page's SVG timeline
+ * (dashboard-svg.ts draws it). Pure: the run, its history, the time and the requested view in;
+ * lanes, bars and links out.
+ *
+ * Lanes. The run's own steps share a lane while they run one after another; a step that
+ * overlaps the lane's last one (a `Promise.all` branch) takes the next free lane. Each
+ * sub-context (`<mapId>/<index>`, and the steps under it, `<mapId>/<index>/<step>`) gets lanes of
+ * its own the same way, after the run's, one fan-out after another. A fan-out of more than
+ * {@link PACK_ABOVE} items shares lanes instead: an item takes the first lane free when it
+ * starts, so a map at concurrency 5 draws as 5 lanes however many items it has.
+ *
+ * A 1,000-step run stays readable three ways, all by links (no script): **collapse** — steps
+ * narrower than {@link GEOMETRY.minPx} next to each other on a lane draw as one hatched bar that
+ * says how many steps it holds and links to a zoom on them; **zoom** — `from`/`to` (epoch ms) in
+ * the query show that window only (the axis is cut into ten links that zoom to each tenth, with
+ * earlier / later / zoom out / whole run beside it), and lanes with nothing in the window are
+ * left out; **paging** — at most {@link GEOMETRY.lanesPerPage} lanes a page (`lanes=<n>`).
+ */
+import type { HistoryEntry } from "../client.ts";
+import { durationText, instantText, isInstant } from "../http/display.ts";
+import { type RunStatus, TERMINAL_STATUSES } from "../ports.ts";
+import { type Marker, type Segment, type TimelineItem, timelineOf } from "./dashboard-steps.ts";
+
+export const GEOMETRY = {
+  width: 1000,
+  /** Left of the plot: lane labels. */
+  gutter: 170,
+  right: 14,
+  /** Above the first lane: the axis. */
+  top: 30,
+  laneHeight: 22,
+  barHeight: 14,
+  /** Narrower than this (viewBox units), neighbouring steps collapse into one bar. */
+  minPx: 3,
+  lanesPerPage: 40,
+  zoomSlices: 10,
+} as const;
+
+/** Fan-outs of more items than this share lanes (see the module comment). */
+export const PACK_ABOVE = 24;
+
+export interface WaterfallRun {
+  runId: string;
+  status: RunStatus;
+  updatedAt: number;
+  incarnation?: number | undefined;
+}
+
+/** What the query asks to see. */
+export interface WaterfallView {
+  from?: number;
+  to?: number;
+  /** 1-based. */
+  lanes?: number;
+}
+
+export interface PlacedSegment {
+  kind: Segment["kind"];
+  x0: number;
+  x1: number;
+  /** It goes on past the window's right edge (or has no end yet and is cut at now). */
+  cutRight: boolean;
+  cutLeft: boolean;
+  text: string;
+}
+
+export interface PlacedItem {
+  item: TimelineItem;
+  segments: PlacedSegment[];
+  x0: number;
+  x1: number;
+}
+
+export interface PlacedCluster {
+  items: TimelineItem[];
+  x0: number;
+  x1: number;
+  from: number;
+  to: number;
+}
+
+export interface PlacedLane {
+  /** Index among all lanes (stable across zoom and pages). */
+  index: number;
+  label: string;
+  /** Says what the lane holds, for its title. */
+  about: string;
+  y: number;
+  bars: Array<PlacedItem | PlacedCluster>;
+}
+
+export interface WaterfallLayout {
+  width: number;
+  height: number;
+  /** The window shown, and the whole run. */
+  from: number;
+  to: number;
+  whole: { from: number; to: number };
+  zoomed: boolean;
+  lanes: PlacedLane[];
+  /** Lanes with something in the window, over all pages. */
+  laneCount: number;
+  page: number;
+  pages: number;
+  ticks: Array<{ x: number; label: string }>;
+  slices: Array<{ x0: number; x1: number; view: WaterfallView; text: string }>;
+  markers: Array<Marker & { x: number }>;
+  /** Where now is, when the run has not ended and now is in the window. */
+  nowX: number | undefined;
+  itemCount: number;
+  undrawn: string[];
+}
+
+interface Lane {
+  label: string;
+  about: string;
+  items: TimelineItem[];
+  lastEnd: number;
+}
+
+/**
+ * Lays out a run's waterfall.
+ *
+ * @example
+ * ```ts
+ * const { run, entries } = await client.history("order-8472");
+ * const layout = layoutWaterfall(run, entries, Date.now(), { from: run.createdAt, to: run.updatedAt });
+ * ```
+ */
+export function layoutWaterfall(run: WaterfallRun, entries: readonly HistoryEntry[], now: number, view: WaterfallView = {}): WaterfallLayout {
+  const timeline = timelineOf(entries, run);
+  const items = timeline.items;
+  const terminal = TERMINAL_STATUSES.has(run.status);
+  const whole = domain(items, terminal, run.updatedAt, now);
+  const cap = terminal ? whole.to : Math.max(now, whole.from);
+  const win = windowOf(view, whole);
+  const zoomed = win.from > whole.from || win.to < whole.to;
+  const span = win.to - win.from;
+  const plot = GEOMETRY.width - GEOMETRY.gutter - GEOMETRY.right;
+  const x = (t: number) => GEOMETRY.gutter + ((Math.min(Math.max(t, win.from), win.to) - win.from) / span) * plot;
+  const endOf = (end: number | undefined) => (end === undefined || !isInstant(end) ? cap : end);
+  const visible = (i: TimelineItem) => i.start <= win.to && endOf(i.end) >= win.from;
+
+  const all = lanesOf(items, endOf);
+  const shown = zoomed ? all.filter((l) => l.items.some(visible)) : all;
+  const pages = Math.max(1, Math.ceil(shown.length / GEOMETRY.lanesPerPage));
+  const page = Math.min(Math.max(1, Math.floor(view.lanes ?? 1)), pages);
+  const onPage = shown.slice((page - 1) * GEOMETRY.lanesPerPage, page * GEOMETRY.lanesPerPage);
+
+  const place = (i: TimelineItem): PlacedItem => {
+    const segments: PlacedSegment[] = [];
+    for (const s of i.segments) {
+      if (!isInstant(s.start)) continue;
+      const end = endOf(s.end);
+      if (end < win.from || s.start > win.to || end < s.start) continue;
+      segments.push({ kind: s.kind, x0: x(s.start), x1: x(end), cutLeft: s.start < win.from, cutRight: end > win.to || s.end === undefined || !isInstant(s.end), text: s.text });
+    }
+    return { item: i, segments, x0: x(i.start), x1: x(endOf(i.end)) };
+  };
+  const lanes: PlacedLane[] = onPage.map((lane, n) => ({
+    index: all.indexOf(lane),
+    label: lane.label,
+    about: lane.about,
+    y: GEOMETRY.top + n * GEOMETRY.laneHeight,
+    bars: collapse(lane.items.filter(visible).map(place), endOf),
+  }));
+
+  return {
+    width: GEOMETRY.width,
+    height: GEOMETRY.top + Math.max(1, lanes.length) * GEOMETRY.laneHeight + 8,
+    from: win.from,
+    to: win.to,
+    whole,
+    zoomed,
+    lanes,
+    laneCount: shown.length,
+    page,
+    pages,
+    ticks: ticksOf(win, whole.from, x),
+    slices: slicesOf(win, x),
+    markers: timeline.markers.filter((m) => m.at >= win.from && m.at <= win.to).map((m) => ({ ...m, x: x(m.at) })),
+    nowX: !terminal && now >= win.from && now <= win.to ? x(now) : undefined,
+    itemCount: items.length,
+    undrawn: timeline.undrawn,
+  };
+}
+
+/**
+ * The whole run on the axis: from its first step to its end (or now, while it runs). A planned
+ * end (a wake time, a retry time) is in view when it at most doubles the chart; beyond, its bar
+ * runs to the edge and its title says when.
+ */
+function domain(items: readonly TimelineItem[], terminal: boolean, updatedAt: number, now: number): { from: number; to: number } {
+  let from = items.length ? Number.POSITIVE_INFINITY : isInstant(updatedAt) ? updatedAt : now;
+  for (const i of items) from = Math.min(from, i.start);
+  let actual = terminal ? (isInstant(updatedAt) ? updatedAt : from) : now;
+  const ends = items.flatMap((i) => i.segments.flatMap((s) => (s.end !== undefined && isInstant(s.end) ? [s.end] : [])));
+  const planned: number[] = [];
+  for (const e of ends) {
+    if (terminal || e <= now) actual = Math.max(actual, e);
+    else planned.push(e);
+  }
+  let to = Math.max(actual, from);
+  for (const e of planned) if (e - from <= 2 * Math.max(1, actual - from)) to = Math.max(to, e);
+  return { from, to: Math.max(to, from + 1) };
+}
+
+function windowOf(view: WaterfallView, whole: { from: number; to: number }): { from: number; to: number } {
+  if (!isInstant(view.from) || !isInstant(view.to) || view.from >= view.to) return whole;
+  const from = Math.max(whole.from, view.from);
+  const to = Math.min(whole.to, view.to);
+  return to - from >= 1 ? { from, to } : whole;
+}
+
+/** Packs items into lanes: the run's own, then each sub-context's (or each big fan-out's, shared). */
+function lanesOf(items: readonly TimelineItem[], endOf: (end: number | undefined) => number): Lane[] {
+  const main = items.filter((i) => i.context === "");
+  const families = new Map<string, Map<string, TimelineItem[]>>();
+  for (const i of items) {
+    if (i.context === "") continue;
+    const contexts = families.get(i.family) ?? new Map<string, TimelineItem[]>();
+    families.set(i.family, contexts);
+    contexts.set(i.context, [...(contexts.get(i.context) ?? []), i]);
+  }
+  const lanes = pack(main, endOf, (n) => (n === 1 ? "run" : `run ∥ ${n}`), (n) => (n === 1 ? "the run's own steps" : `the run's own steps that overlapped those on the lanes above (parallel branches, lane ${n})`));
+  for (const [family, contexts] of families) {
+    if (contexts.size > PACK_ABOVE) {
+      const units = [...contexts.values()];
+      lanes.push(...packUnits(units, endOf, family, contexts.size));
+      continue;
+    }
+    const ordered = [...contexts.entries()].sort(([a], [b]) => indexOf(a) - indexOf(b));
+    for (const [context, list] of ordered) {
+      lanes.push(...pack(list, endOf, (n) => (n === 1 ? context : `${context} ∥ ${n}`), (n) => `the steps of item ${context}${n === 1 ? "" : ` that overlapped the lane above (lane ${n})`}`));
+    }
+  }
+  return lanes;
+}
+
+function pack(items: readonly TimelineItem[], endOf: (end: number | undefined) => number, label: (n: number) => string, about: (n: number) => string): Lane[] {
+  const lanes: Lane[] = [];
+  for (const i of items) {
+    let lane = lanes.find((l) => l.lastEnd <= i.start);
+    if (!lane) {
+      lane = { label: label(lanes.length + 1), about: about(lanes.length + 1), items: [], lastEnd: Number.NEGATIVE_INFINITY };
+      lanes.push(lane);
+    }
+    lane.items.push(i);
+    lane.lastEnd = Math.max(lane.lastEnd, endOf(i.end));
+  }
+  return lanes;
+}
+
+/** A big fan-out: each item (all its steps) takes the first shared lane free when it starts. */
+function packUnits(units: TimelineItem[][], endOf: (end: number | undefined) => number, family: string, count: number): Lane[] {
+  const spans = units.map((u) => ({ items: u, start: Math.min(...u.map((i) => i.start)), end: Math.max(...u.map((i) => endOf(i.end))) })).sort((a, b) => a.start - b.start);
+  const lanes: Lane[] = [];
+  for (const u of spans) {
+    let lane = lanes.find((l) => l.lastEnd <= u.start);
+    if (!lane) {
+      const n = lanes.length + 1;
+      lane = { label: `${family}/… ${n}`, about: `items of ${family} (${count} items share these lanes: each takes the first lane free when it starts), lane ${n}`, items: [], lastEnd: Number.NEGATIVE_INFINITY };
+      lanes.push(lane);
+    }
+    lane.items.push(...u.items);
+    lane.lastEnd = Math.max(lane.lastEnd, u.end);
+  }
+  for (const l of lanes) l.items.sort((a, b) => a.start - b.start);
+  return lanes;
+}
+
+function indexOf(context: string): number {
+  return Number(/(\d+)$/.exec(context)?.[1] ?? 0);
+}
+
+/** Neighbouring bars too narrow to see become one cluster bar; a lone narrow bar stays itself. */
+function collapse(placed: readonly PlacedItem[], endOf: (end: number | undefined) => number): Array<PlacedItem | PlacedCluster> {
+  const out: Array<PlacedItem | PlacedCluster> = [];
+  let group: PlacedItem[] = [];
+  let reach = Number.NEGATIVE_INFINITY;
+  const flush = () => {
+    const [first] = group;
+    if (group.length === 1 && first) out.push(first);
+    else if (first) {
+      const items = group.map((p) => p.item);
+      out.push({ items, x0: first.x0, x1: reach, from: Math.min(...items.map((i) => i.start)), to: Math.max(...items.map((i) => endOf(i.end))) });
+    }
+    group = [];
+    reach = Number.NEGATIVE_INFINITY;
+  };
+  for (const p of placed) {
+    const narrow = p.x1 - p.x0 < GEOMETRY.minPx;
+    if (!narrow || p.x0 > reach + GEOMETRY.minPx) flush();
+    if (narrow) {
+      group.push(p);
+      reach = Math.max(reach, p.x1);
+    } else out.push(p);
+  }
+  flush();
+  return out;
+}
+
+const STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5, 1728e5, 6048e5, 2592e6, 31536e6];
+
+/** Axis ticks at round offsets from the run's start (labelled `+1.0 s`), about eight of them. */
+function ticksOf(win: { from: number; to: number }, origin: number, x: (t: number) => number): Array<{ x: number; label: string }> {
+  const span = win.to - win.from;
+  let step = STEPS.find((s) => span / s <= 8) ?? STEPS[STEPS.length - 1] ?? 1;
+  while (span / step > 8) step *= 10;
+  const ticks: Array<{ x: number; label: string }> = [];
+  for (let k = Math.ceil((win.from - origin) / step); origin + k * step <= win.to && ticks.length < 20; k++) {
+    const offset = k * step;
+    ticks.push({ x: x(origin + offset), label: offset === 0 ? "0" : `+${durationText(offset)}` });
+  }
+  return ticks;
+}
+
+function slicesOf(win: { from: number; to: number }, x: (t: number) => number): WaterfallLayout["slices"] {
+  const width = (win.to - win.from) / GEOMETRY.zoomSlices;
+  if (width < 1) return [];
+  return Array.from({ length: GEOMETRY.zoomSlices }, (_, k) => {
+    const from = Math.floor(win.from + k * width);
+    const to = Math.ceil(win.from + (k + 1) * width);
+    return { x0: x(from), x1: x(to), view: { from, to }, text: `zoom to ${instantText(from)} – ${instantText(to)} (${durationText(to - from)})` };
+  });
+}
+
+/** A link beside the chart: another window or another page of lanes. */
+export interface WaterfallNavLink {
+  label: string;
+  view: WaterfallView;
+  rel?: "prev" | "next";
+}
+
+/**
+ * The links beside a waterfall: earlier / later / zoom out / whole run while zoomed, and the
+ * pages of lanes when there are more than one.
+ *
+ * @example
+ * ```ts
+ * for (const l of waterfallNav(layout)) console.log(l.label, l.view);
+ * ```
+ */
+export function waterfallNav(layout: WaterfallLayout): WaterfallNavLink[] {
+  const { from, to, whole } = layout;
+  const width = to - from;
+  const keep = (v: WaterfallView): WaterfallView => ({ ...v, ...(layout.page > 1 ? { lanes: layout.page } : {}) });
+  const links: WaterfallNavLink[] = [];
+  if (layout.zoomed) {
+    if (from > whole.from) links.push({ label: "← Earlier", view: keep({ from: Math.max(whole.from, from - width), to: Math.max(whole.from, from - width) + width }) });
+    if (to < whole.to) links.push({ label: "Later →", view: keep({ from: Math.min(whole.to, to + width) - width, to: Math.min(whole.to, to + width) }) });
+    const center = from + width / 2;
+    links.push({ label: "Zoom out", view: { from: Math.max(whole.from, Math.floor(center - 2 * width)), to: Math.min(whole.to, Math.ceil(center + 2 * width)) } });
+    links.push({ label: "Whole run", view: {} });
+  }
+  const window = layout.zoomed ? { from, to } : {};
+  if (layout.page > 1) links.push({ label: `← Lanes ${(layout.page - 2) * GEOMETRY.lanesPerPage + 1}–${(layout.page - 1) * GEOMETRY.lanesPerPage}`, view: { ...window, lanes: layout.page - 1 }, rel: "prev" });
+  if (layout.page < layout.pages) links.push({ label: `Lanes ${layout.page * GEOMETRY.lanesPerPage + 1}–${Math.min(layout.laneCount, (layout.page + 1) * GEOMETRY.lanesPerPage)} →`, view: { ...window, lanes: layout.page + 1 }, rel: "next" });
+  return links;
+}
+
+/** The view a page's query asks for (`from`, `to`: epoch ms; `lanes`: a page); anything else is ignored. */
+export function viewOf(query: Readonly<Record<string, string | undefined>>): WaterfallView {
+  const int = (v: string | undefined) => (v !== undefined && /^-?\d{1,17}$/.test(v) ? Number(v) : undefined);
+  const from = int(query.from);
+  const to = int(query.to);
+  const lanes = int(query.lanes);
+  return { ...(from !== undefined && to !== undefined && isInstant(from) && isInstant(to) && from < to ? { from, to } : {}), ...(lanes !== undefined && lanes >= 1 ? { lanes } : {}) };
+}
