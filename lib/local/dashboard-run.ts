@@ -8,6 +8,7 @@ import type { HistoryEntry } from "../client.ts";
 import { InvalidInputError, RunFinishedError, WaitResolvedError } from "../core/errors.ts";
 import type { ParentRecord, WaitRecord } from "../core/records.ts";
 import { readGuardedForm } from "../http/form-guard.ts";
+import { durationText } from "../http/display.ts";
 import { type SafeHtml, html, time, trusted } from "../http/html.ts";
 import { jsonSchemaOf } from "../http/json-schema.ts";
 import { errorsByField, formSpec, readForm, renderForm } from "../http/schema-form.ts";
@@ -66,7 +67,8 @@ function waterfall(run: RunMeta, entries: readonly HistoryEntry[], view: Waterfa
   };
   const svg = waterfallSvg(layout, run.runId, { run: runHref, view: here });
   const nav = waterfallNav(layout).map((l) => html`<a href="${here(l.view)}"${l.rel ? html` rel="${l.rel}"` : ""}>${l.label}</a>`);
-  const shown = layout.zoomed ? html`<p class="muted">Showing ${time(layout.from)} – ${time(layout.to)} of the run.</p>` : "";
+  const offset = (t: number) => (t === layout.whole.from ? "0" : `+${durationText(t - layout.whole.from)}`);
+  const shown = layout.zoomed ? html`<p class="muted">Showing ${offset(layout.from)} to ${offset(layout.to)} since the first step (${durationText(layout.to - layout.from)} of ${durationText(layout.whole.to - layout.whole.from)}).</p>` : "";
   const undrawn = layout.undrawn.length ? html`<p class="notice">Not drawn, their times are outside the date range: <span class="mono">${layout.undrawn.join(", ")}</span> (see the table).</p>` : "";
   return html`<figure class="waterfall" style="margin:0">${shown}${trusted(svg)}<figcaption>${trusted(waterfallLegend())}</figcaption></figure>
 ${nav.length ? html`<p class="actions" aria-label="Timeline views">${nav}</p>` : ""}${undrawn}`;

@@ -45,7 +45,7 @@ export function waterfallSvg(layout: WaterfallLayout, runId: string, links: Wate
   const { width, height } = layout;
   const desc = `${layout.itemCount} steps on ${layout.laneCount} lanes, from ${instantText(layout.from)} to ${instantText(layout.to)} (${durationText(layout.to - layout.from)})${layout.pages > 1 ? `; lanes page ${layout.page} of ${layout.pages}` : ""}. The table below lists every step.`;
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="wf" viewBox="0 0 ${width} ${height}" width="100%" role="group" aria-labelledby="wf-title wf-desc" data-lanes="${layout.laneCount}" data-from="${layout.from}" data-to="${layout.to}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="wf wf-chart" viewBox="0 0 ${width} ${height}" width="100%" role="group" aria-labelledby="wf-title wf-desc" data-lanes="${layout.laneCount}" data-from="${layout.from}" data-to="${layout.to}">`,
     `<title id="wf-title">${e(`Timeline of run ${runId}`)}</title><desc id="wf-desc">${e(desc)}</desc>`,
     `<style>${STYLE}</style>`,
     `<defs><pattern id="wf-hatch" width="4" height="4" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect class="wf-hatch-bg" width="4" height="4"/><line class="wf-hatch-line" x1="0" y1="0" x2="0" y2="4"/></pattern></defs>`,
@@ -85,8 +85,14 @@ function itemSvg(p: PlacedItem, laneY: number, links: WaterfallLinks): string {
   const label = `${i.compensation ? "↺ " : ""}${i.label}`;
   // On the widest drawn piece (a retried step's last attempt, a child's wait), if it fits there.
   const widest = p.segments.filter((s) => s.kind !== "retry").reduce<PlacedItem["segments"][number] | undefined>((a, s) => (!a || s.x1 - s.x0 > a.x1 - a.x0 ? s : a), undefined);
-  const fits = widest !== undefined && label.length * CHAR <= widest.x1 - widest.x0 - 6;
-  const text = fits ? `<text class="wf-text${widest.kind === "sleep" || widest.kind === "wait" ? " out" : ""}" x="${n(widest.x0 + 3)}" y="${n(top + 11)}">${e(label)}</text>` : "";
+  const need = label.length * CHAR;
+  const inside = widest !== undefined && need <= widest.x1 - widest.x0 - 6;
+  const after = !inside && need + 10 <= p.room;
+  const text = inside
+    ? `<text class="wf-text${widest.kind === "sleep" || widest.kind === "wait" ? " out" : ""}" x="${n(widest.x0 + 3)}" y="${n(top + 11)}">${e(label)}</text>`
+    : after
+      ? `<text class="wf-text out" x="${n(p.x1 + (p.segments.at(-1)?.cutRight ? 9 : 4))}" y="${n(top + 11)}">${e(label)}</text>`
+      : "";
   const title = [`${i.stepId} — ${i.kind}, ${i.status}`, ...i.segments.map((s) => s.text), ...(i.childRunId ? [`child run ${i.childRunId}: select to open its page`] : []), ...(i.compensation ? [`compensation: ${i.compensation}`] : [])].join("\n");
   const classes = `wf-item wf-k-${i.kind} wf-s-${i.status.replace(/[^a-z]+/g, "-")}${i.compensation ? " wf-comp" : ""}`;
   const group = `<g class="${classes}" data-step="${e(i.stepId)}" data-kind="${i.kind}" data-status="${e(i.status)}"${i.childRunId ? ` data-child="${e(i.childRunId)}"` : ""}><title>${e(title)}</title>${shapes.join("")}${text}</g>`;
@@ -100,7 +106,7 @@ function clusterSvg(c: PlacedCluster, laneY: number, links: WaterfallLinks): str
   const failed = c.items.filter((i) => i.status === "failed").length;
   const pad = Math.max(1, Math.round((c.to - c.from) * 0.05));
   const title = `${c.items.length} steps, ${first} … ${last}, from ${instantText(c.from)} over ${durationText(c.to - c.from)}${failed ? `, ${failed} failed` : ""}: select to zoom in`;
-  return `<a href="${e(links.view({ from: c.from - pad, to: c.to + pad }))}"><g class="wf-cluster-group" data-count="${c.items.length}"><title>${e(title)}</title><rect class="wf-cluster" x="${n(c.x0)}" y="${n(top)}" width="${n(Math.max(GEOMETRY.minPx, c.x1 - c.x0))}" height="${GEOMETRY.barHeight}"/></g></a>`;
+  return `<a href="${e(links.view({ from: c.from - pad, to: c.to + pad }))}"><g class="wf-cluster-group" data-count="${c.items.length}"><title>${e(title)}</title><rect class="wf-cluster" x="${n(c.x0)}" y="${n(top)}" width="${n(Math.max(GEOMETRY.minPx, c.x1 - c.x0 - 1))}" height="${GEOMETRY.barHeight}"/></g></a>`;
 }
 
 const LEGEND: ReadonlyArray<readonly [shape: string, text: string]> = [

@@ -7,12 +7,12 @@
  * overlaps the lane's last one (a `Promise.all` branch) takes the next free lane. Each
  * sub-context (`<mapId>/<index>`, and the steps under it, `<mapId>/<index>/<step>`) gets lanes of
  * its own the same way, after the run's, one fan-out after another. A fan-out of more than
- * {@link PACK_ABOVE} items shares lanes instead: an item takes the first lane free when it
+ * `PACK_ABOVE` (dashboard-lanes.ts) items shares lanes instead: an item takes the first lane free when it
  * starts, so a map at concurrency 5 draws as 5 lanes however many items it has.
  *
  * A 1,000-step run stays readable three ways, all by links (no script): **collapse** — steps
- * narrower than {@link GEOMETRY.minPx} next to each other on a lane draw as one hatched bar that
- * says how many steps it holds and links to a zoom on them; **zoom** — `from`/`to` (epoch ms) in
+ * narrower than {@link GEOMETRY.minPx} next to each other on a lane draw as one hatched bar (at
+ * most a twentieth of the plot wide) that says how many steps it holds and links to a zoom on them; **zoom** — `from`/`to` (epoch ms) in
  * the query show that window only (the axis is cut into ten links that zoom to each tenth, with
  * earlier / later / zoom out / whole run beside it), and lanes with nothing in the window are
  * left out; **paging** — at most {@link GEOMETRY.lanesPerPage} lanes a page (`lanes=<n>`).
@@ -20,7 +20,10 @@
 import type { HistoryEntry } from "../client.ts";
 import { durationText, instantText, isInstant } from "../http/display.ts";
 import { type RunStatus, TERMINAL_STATUSES } from "../ports.ts";
+import { lanesOf } from "./dashboard-lanes.ts";
 import { type Marker, type Segment, type TimelineItem, timelineOf } from "./dashboard-steps.ts";
+
+export { PACK_ABOVE } from "./dashboard-lanes.ts";
 
 export const GEOMETRY = {
   width: 1000,
@@ -33,12 +36,11 @@ export const GEOMETRY = {
   barHeight: 14,
   /** Narrower than this (viewBox units), neighbouring steps collapse into one bar. */
   minPx: 3,
+  /** The widest a collapsed bar grows (a twentieth of the plot), so that its zoom link gets somewhere. */
+  maxClusterPx: 40,
   lanesPerPage: 40,
   zoomSlices: 10,
 } as const;
-
-/** Fan-outs of more items than this share lanes (see the module comment). */
-export const PACK_ABOVE = 24;
 
 export interface WaterfallRun {
   runId: string;
@@ -70,6 +72,8 @@ export interface PlacedItem {
   segments: PlacedSegment[];
   x0: number;
   x1: number;
+  /** Free space after the bar on its lane, up to the next bar or the edge (for a label that does not fit inside). */
+  room: number;
 }
 
 export interface PlacedCluster {
@@ -112,13 +116,6 @@ export interface WaterfallLayout {
   undrawn: string[];
 }
 
-interface Lane {
-  label: string;
-  about: string;
-  items: TimelineItem[];
-  lastEnd: number;
-}
-
 /**
  * Lays out a run's waterfall.
  *
@@ -156,14 +153,14 @@ export function layoutWaterfall(run: WaterfallRun, entries: readonly HistoryEntr
       if (end < win.from || s.start > win.to || end < s.start) continue;
       segments.push({ kind: s.kind, x0: x(s.start), x1: x(end), cutLeft: s.start < win.from, cutRight: end > win.to || s.end === undefined || !isInstant(s.end), text: s.text });
     }
-    return { item: i, segments, x0: x(i.start), x1: x(endOf(i.end)) };
+    return { item: i, segments, x0: x(i.start), x1: x(endOf(i.end)), room: 0 };
   };
   const lanes: PlacedLane[] = onPage.map((lane, n) => ({
     index: all.indexOf(lane),
     label: lane.label,
     about: lane.about,
     y: GEOMETRY.top + n * GEOMETRY.laneHeight,
-    bars: collapse(lane.items.filter(visible).map(place), endOf),
+    bars: withRoom(collapse(lane.items.filter(visible).map(place), endOf), GEOMETRY.width - GEOMETRY.right),
   }));
 
   return {
@@ -213,67 +210,6 @@ function windowOf(view: WaterfallView, whole: { from: number; to: number }): { f
   return to - from >= 1 ? { from, to } : whole;
 }
 
-/** Packs items into lanes: the run's own, then each sub-context's (or each big fan-out's, shared). */
-function lanesOf(items: readonly TimelineItem[], endOf: (end: number | undefined) => number): Lane[] {
-  const main = items.filter((i) => i.context === "");
-  const families = new Map<string, Map<string, TimelineItem[]>>();
-  for (const i of items) {
-    if (i.context === "") continue;
-    const contexts = families.get(i.family) ?? new Map<string, TimelineItem[]>();
-    families.set(i.family, contexts);
-    contexts.set(i.context, [...(contexts.get(i.context) ?? []), i]);
-  }
-  const lanes = pack(main, endOf, (n) => (n === 1 ? "run" : `run ∥ ${n}`), (n) => (n === 1 ? "the run's own steps" : `the run's own steps that overlapped those on the lanes above (parallel branches, lane ${n})`));
-  for (const [family, contexts] of families) {
-    if (contexts.size > PACK_ABOVE) {
-      const units = [...contexts.values()];
-      lanes.push(...packUnits(units, endOf, family, contexts.size));
-      continue;
-    }
-    const ordered = [...contexts.entries()].sort(([a], [b]) => indexOf(a) - indexOf(b));
-    for (const [context, list] of ordered) {
-      lanes.push(...pack(list, endOf, (n) => (n === 1 ? context : `${context} ∥ ${n}`), (n) => `the steps of item ${context}${n === 1 ? "" : ` that overlapped the lane above (lane ${n})`}`));
-    }
-  }
-  return lanes;
-}
-
-function pack(items: readonly TimelineItem[], endOf: (end: number | undefined) => number, label: (n: number) => string, about: (n: number) => string): Lane[] {
-  const lanes: Lane[] = [];
-  for (const i of items) {
-    let lane = lanes.find((l) => l.lastEnd <= i.start);
-    if (!lane) {
-      lane = { label: label(lanes.length + 1), about: about(lanes.length + 1), items: [], lastEnd: Number.NEGATIVE_INFINITY };
-      lanes.push(lane);
-    }
-    lane.items.push(i);
-    lane.lastEnd = Math.max(lane.lastEnd, endOf(i.end));
-  }
-  return lanes;
-}
-
-/** A big fan-out: each item (all its steps) takes the first shared lane free when it starts. */
-function packUnits(units: TimelineItem[][], endOf: (end: number | undefined) => number, family: string, count: number): Lane[] {
-  const spans = units.map((u) => ({ items: u, start: Math.min(...u.map((i) => i.start)), end: Math.max(...u.map((i) => endOf(i.end))) })).sort((a, b) => a.start - b.start);
-  const lanes: Lane[] = [];
-  for (const u of spans) {
-    let lane = lanes.find((l) => l.lastEnd <= u.start);
-    if (!lane) {
-      const n = lanes.length + 1;
-      lane = { label: `${family}/… ${n}`, about: `items of ${family} (${count} items share these lanes: each takes the first lane free when it starts), lane ${n}`, items: [], lastEnd: Number.NEGATIVE_INFINITY };
-      lanes.push(lane);
-    }
-    lane.items.push(...u.items);
-    lane.lastEnd = Math.max(lane.lastEnd, u.end);
-  }
-  for (const l of lanes) l.items.sort((a, b) => a.start - b.start);
-  return lanes;
-}
-
-function indexOf(context: string): number {
-  return Number(/(\d+)$/.exec(context)?.[1] ?? 0);
-}
-
 /** Neighbouring bars too narrow to see become one cluster bar; a lone narrow bar stays itself. */
 function collapse(placed: readonly PlacedItem[], endOf: (end: number | undefined) => number): Array<PlacedItem | PlacedCluster> {
   const out: Array<PlacedItem | PlacedCluster> = [];
@@ -291,7 +227,8 @@ function collapse(placed: readonly PlacedItem[], endOf: (end: number | undefined
   };
   for (const p of placed) {
     const narrow = p.x1 - p.x0 < GEOMETRY.minPx;
-    if (!narrow || p.x0 > reach + GEOMETRY.minPx) flush();
+    const [first] = group;
+    if (!narrow || p.x0 > reach + GEOMETRY.minPx || (first && p.x1 - first.x0 > GEOMETRY.maxClusterPx)) flush();
     if (narrow) {
       group.push(p);
       reach = Math.max(reach, p.x1);
@@ -299,6 +236,13 @@ function collapse(placed: readonly PlacedItem[], endOf: (end: number | undefined
   }
   flush();
   return out;
+}
+
+function withRoom(bars: Array<PlacedItem | PlacedCluster>, edge: number): Array<PlacedItem | PlacedCluster> {
+  bars.forEach((b, k) => {
+    if ("item" in b) b.room = Math.max(0, (bars[k + 1]?.x0 ?? edge) - b.x1);
+  });
+  return bars;
 }
 
 const STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5, 1728e5, 6048e5, 2592e6, 31536e6];

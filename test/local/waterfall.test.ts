@@ -200,6 +200,12 @@ describe("a 1,000-step run", () => {
     expect(clusters.length).toBeGreaterThan(0);
     expect(whole.lanes.flatMap((l) => l.bars).length).toBeLessThan(PLOT / GEOMETRY.minPx);
     expect(clusters.reduce((n, c) => n + c.items.length, 0) + itemsOf(whole).length).toBe(1_000);
+    // Each cluster zooms somewhere: to at most a twentieth of the run, where its steps are bars.
+    for (const c of clusters) expect(c.to - c.from).toBeLessThanOrEqual((whole.to - whole.from) / 20 + 10);
+    const first = clusters[0];
+    if (!first) throw new Error("no cluster");
+    const inside = layoutWaterfall(run("completed", T + 10_000), thousand, T + 20_000, { from: first.from, to: first.to });
+    expect(itemsOf(inside).length).toBeGreaterThanOrEqual(first.items.length);
     const svg = waterfallSvg(whole, "r-1", links);
     expect(svg.length).toBeLessThan(200_000);
     expect(svg).toMatch(/<a href="\/ui\/runs\/r-1\?from=\d+&amp;to=\d+&amp;lanes="><g class="wf-cluster-group" data-count="\d+"><title>\d+ steps, step-\d+ … step-\d+/);
