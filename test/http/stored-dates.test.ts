@@ -75,7 +75,7 @@ describe("a stored date beyond JavaScript's range", () => {
       const res = await get(`/ui/runs/${runId}`);
       expect(res.status).toBe(200);
       expect(res.body).toContain("invalid date");
-      expect(res.body).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="wf"');
+      expect(res.body).toContain('<svg xmlns="http://www.w3.org/2000/svg" class="wf wf-chart"');
     }
     const list = await get("/");
     expect(list.status).toBe(200);
