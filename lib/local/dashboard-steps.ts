@@ -66,7 +66,15 @@ export interface RunTimeline {
   undrawn: string[];
 }
 
-/** The sub-context of a step id: its longest prefix that ends in an index segment (`m/3` of `m/3/charge`). */
+/**
+ * The sub-context of a step id: its longest prefix that ends in an index segment.
+ *
+ * @example
+ * ```ts
+ * contextOf("label/3/charge"); // { context: "label/3", family: "label" }
+ * contextOf("reserve"); // { context: "", family: "" }
+ * ```
+ */
 export function contextOf(stepId: string): { context: string; family: string } {
   const m = /^(.*)\/(\d+)(?=\/|$)/.exec(stepId);
   return m ? { context: `${m[1] ?? ""}/${m[2] ?? ""}`, family: m[1] ?? "" } : { context: "", family: "" };

@@ -6,7 +6,8 @@
  */
 import { escapeHtml } from "../http/html.ts";
 import { durationText, instantText } from "../http/display.ts";
-import { GEOMETRY, type PlacedCluster, type PlacedItem, type PlacedLane, type WaterfallLayout, type WaterfallView } from "./dashboard-waterfall.ts";
+import type { HistoryEntry } from "../client.ts";
+import { GEOMETRY, type PlacedCluster, type PlacedItem, type PlacedLane, type WaterfallLayout, type WaterfallRun, type WaterfallView, layoutWaterfall } from "./dashboard-waterfall.ts";
 
 export interface WaterfallLinks {
   /** The page of another run (a child). */
@@ -56,6 +57,19 @@ export function waterfallSvg(layout: WaterfallLayout, runId: string, links: Wate
     "</svg>",
   ];
   return out.join("");
+}
+
+/**
+ * History entries in, SVG string out: {@link layoutWaterfall} then {@link waterfallSvg}.
+ *
+ * @example
+ * ```ts
+ * const { run, entries } = await client.history("order-8472");
+ * const svg = renderWaterfall(run, entries, Date.now(), {}, { run: (id) => `/ui/runs/${id}`, view: () => "" });
+ * ```
+ */
+export function renderWaterfall(run: WaterfallRun, entries: readonly HistoryEntry[], now: number, view: WaterfallView, links: WaterfallLinks): string {
+  return waterfallSvg(layoutWaterfall(run, entries, now, view), run.runId, links);
 }
 
 function axis(layout: WaterfallLayout, links: WaterfallLinks): string {

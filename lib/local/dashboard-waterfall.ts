@@ -304,7 +304,15 @@ export function waterfallNav(layout: WaterfallLayout): WaterfallNavLink[] {
   return links;
 }
 
-/** The view a page's query asks for (`from`, `to`: epoch ms; `lanes`: a page); anything else is ignored. */
+/**
+ * The view a page's query asks for (`from`, `to`: epoch ms; `lanes`: a page); anything else is ignored.
+ *
+ * @example
+ * ```ts
+ * viewOf({ from: "1767268800000", to: "1767268801000" }); // { from: 1767268800000, to: 1767268801000 }
+ * viewOf({ from: "soon" }); // {}
+ * ```
+ */
 export function viewOf(query: Readonly<Record<string, string | undefined>>): WaterfallView {
   const int = (v: string | undefined) => (v !== undefined && /^-?\d{1,17}$/.test(v) ? Number(v) : undefined);
   const from = int(query.from);

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { HistoryEntry } from "../../lib/client.ts";
 import type { RunStatus } from "../../lib/ports.ts";
 import { contextOf, timelineOf } from "../../lib/local/dashboard-steps.ts";
-import { waterfallSvg } from "../../lib/local/dashboard-svg.ts";
+import { renderWaterfall, waterfallSvg } from "../../lib/local/dashboard-svg.ts";
 import { GEOMETRY, PACK_ABOVE, type PlacedCluster, type PlacedItem, type WaterfallLayout, layoutWaterfall, viewOf, waterfallNav } from "../../lib/local/dashboard-waterfall.ts";
 
 const T = Date.UTC(2026, 2, 1, 12);
@@ -264,7 +264,7 @@ describe("text", () => {
   );
 
   it("escapes every piece of user text: step ids, signal ids, senders, errors, child run ids", () => {
-    const svg = waterfallSvg(layoutWaterfall(run("failed", T + 400, `run<"&>`), history, T + 1_000), `run<"&>`, links);
+    const svg = renderWaterfall(run("failed", T + 400, `run<"&>`), history, T + 1_000, {}, links);
     for (const raw of ["<img", "<script", "<svg onload", "<b>"]) expect(svg).not.toContain(raw);
     expect(svg).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;&#39;");
     expect(svg).toContain("&lt;/title&gt;&lt;script&gt;alert(2)&lt;/script&gt;");
