@@ -1,6 +1,7 @@
 /** Renders a run's history as a timeline table (the CLI's `runs show`, the demo's summary). */
 import type { HistoryEntry } from "../client.ts";
 import type { RunMeta } from "../ports.ts";
+import { elapsedText, instantText } from "../http/display.ts";
 
 export interface TimelineRow {
   step: string;
@@ -34,20 +35,20 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
       // Honest counts: an at-least-once body may also have run in invocations that died before
       // recording it (`possibleReruns`); an at-most-once body ran exactly `attempts` times.
       const counted = r.semantics === "at-most-once" ? `${r.attempts} (at-most-once)` : r.possibleReruns ? `${r.attempts} (+ up to ${r.possibleReruns} lost to crashes)` : String(r.attempts);
-      rows.push({ step: r.stepId, kind: "run", status: r.status, attempts: counted, duration: ms(r.at - r.startedAt), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
+      rows.push({ step: r.stepId, kind: "run", status: r.status, attempts: counted, duration: elapsedText(r.startedAt, r.at), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
     } else if (r.type === "step" && r.kind === "sleep") {
-      rows.push({ step: r.stepId, kind: "sleep", status: "until", attempts: "", duration: ms(r.wakeAt - r.at), preview: new Date(r.wakeAt).toISOString() });
+      rows.push({ step: r.stepId, kind: "sleep", status: "until", attempts: "", duration: elapsedText(r.at, r.wakeAt), preview: instantText(r.wakeAt) });
     } else if (r.type === "step" && r.kind === "wait") {
       const res = resolutions.get(r.stepId);
       const sig = res?.signalId ? signals.get(res.signalId) : undefined;
       const status = !res ? "waiting" : res.via === "timeout" ? "timed out" : res.via === "cancelled" ? "cancelled" : "signalled";
-      rows.push({ step: r.stepId, kind: "wait", status, attempts: "", duration: res ? ms(res.at - r.at) : "", preview: sig ? preview(sig.payload) : r.timeoutAt ? `timeout ${new Date(r.timeoutAt).toISOString()}` : "" });
+      rows.push({ step: r.stepId, kind: "wait", status, attempts: "", duration: res ? elapsedText(r.at, res.at) : "", preview: sig ? preview(sig.payload) : r.timeoutAt !== undefined ? `timeout ${instantText(r.timeoutAt)}` : "" });
     } else if (r.type === "attempt" && !entries.some((x) => x.record?.type === "step" && x.record.stepId === r.stepId)) {
       if (attempts.get(r.stepId) === r.attempt) {
-        rows.push({ step: r.stepId, kind: "run", status: "retrying", attempts: String(r.attempt), duration: "", preview: `${r.error.name}: ${r.error.message}; next ${new Date(r.retryAt).toISOString()}` });
+        rows.push({ step: r.stepId, kind: "run", status: "retrying", attempts: String(r.attempt), duration: "", preview: `${r.error.name}: ${r.error.message}; next ${instantText(r.retryAt)}` });
       }
     } else if (r.type === "start" && !entries.some((x) => x.record?.type === "step" && x.record.stepId === r.stepId) && !entries.some((x) => x.record?.type === "start" && x.record.stepId === r.stepId && x.record.attempt > r.attempt)) {
-      rows.push({ step: r.stepId, kind: "run", status: "started", attempts: `${r.attempt} (at-most-once)`, duration: "", preview: `since ${new Date(r.at).toISOString()}` });
+      rows.push({ step: r.stepId, kind: "run", status: "started", attempts: `${r.attempt} (at-most-once)`, duration: "", preview: `since ${instantText(r.at)}` });
     } else if (r.type === "signal" && !consumed.has(r.signalId)) {
       rows.push({ step: r.name, kind: "signal", status: e.lateFor ? `late for ${e.lateFor}` : "buffered", attempts: "", duration: "", preview: preview(r.payload) });
     }
@@ -59,9 +60,9 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
 export function formatTimeline(run: RunMeta, entries: readonly HistoryEntry[]): string {
   const header = [
     `run ${run.runId}  workflow ${run.workflow}  status ${run.status}`,
-    `created ${new Date(run.createdAt).toISOString()}  invocations ${run.invocations}` +
+    `created ${instantText(run.createdAt)}  invocations ${run.invocations}` +
       (run.waitingFor ? `  waiting for ${run.waitingFor}` : "") +
-      (run.wakeAt !== undefined && (run.status === "suspended" || run.status === "queued") ? `  wakes ${new Date(run.wakeAt).toISOString()}` : ""),
+      (run.wakeAt !== undefined && (run.status === "suspended" || run.status === "queued") ? `  wakes ${instantText(run.wakeAt)}` : ""),
   ];
   const rows = timelineRows(entries);
   const table = [["#", "step", "kind", "status", "attempts", "duration", "result"], ...rows.map((r, i) => [String(i + 1), r.step, r.kind, r.status, r.attempts, r.duration, r.preview])];
@@ -74,12 +75,4 @@ export function formatTimeline(run: RunMeta, entries: readonly HistoryEntry[]): 
 function preview(value: unknown, max = 60): string {
   const text = value === undefined ? "" : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-function ms(n: number): string {
-  if (!Number.isFinite(n) || n < 0) return "";
-  if (n < 1_000) return `${Math.round(n)} ms`;
-  if (n < 60_000) return `${(n / 1_000).toFixed(1)} s`;
-  if (n < 3_600_000) return `${(n / 60_000).toFixed(1)} min`;
-  return `${(n / 3_600_000).toFixed(1)} h`;
 }

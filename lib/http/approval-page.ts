@@ -23,6 +23,8 @@ export interface ApprovalPageContext {
   /** The webhook secrets (the first mints form tokens; all verify, during rotation). */
   secrets: readonly string[];
   now: () => number;
+  /** Told of a fault that did not change the answer (reading an approval back after it was recorded). */
+  onFault?: (err: unknown) => void;
 }
 
 interface Loaded {
@@ -64,8 +66,16 @@ export async function approvalPage(ctx: ApprovalPageContext, req: HttpRequest, t
       }
       throw err;
     }
-    const after = await load(ctx, token);
-    return typeof after === "object" && "claims" in after ? (closed(after) ?? message(202, "Received", html`<p>Your answer was received. The workflow will pick it up shortly.</p>`)) : after;
+    // The answer is recorded: from here on, whatever reading it back or drawing the page does,
+    // the approver is told so (a 500 would have them post again, or think it was lost).
+    const received = () => message(202, "Received", html`<p>Your answer was received. The workflow will pick it up shortly.</p>`);
+    try {
+      const after = await load(ctx, token);
+      return typeof after === "object" && "claims" in after ? (closed(after) ?? received()) : received();
+    } catch (err) {
+      ctx.onFault?.(err);
+      return received();
+    }
   } catch (err) {
     if (err instanceof HttpError) return message(err.status, err.status === 403 ? "Not accepted" : "Cannot do that", html`<p>${err.message}</p>`);
     if (err instanceof RunNotFoundError || err instanceof WaitNotFoundError) return notFound();

@@ -63,7 +63,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const onFault = options.onFault ?? ((err: unknown) => console.error("waymark webhook: server fault:", err));
   const ctx: RouteContext = { client: options.client, links: options.links };
   // Browsers get the approver's page; API clients the JSON answers, as before.
-  const pages = { route: ctx, secrets: secret, now: () => clock.now() };
+  const pages = { route: ctx, secrets: secret, now: () => clock.now(), onFault };
 
   /** The signature of a signed request (throws 401 otherwise). */
   const signed = (req: HttpRequest): string => {

@@ -3,6 +3,7 @@
  * interpolated value unless it is already {@link SafeHtml}, one page shell, and the headers
  * every page carries (a strict CSP, no framing, no Referer: capability URLs live in paths).
  */
+import { INVALID_DATE_TEXT, instantText, isInstant } from "./display.ts";
 import type { HttpResponse } from "./types.ts";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -130,8 +131,17 @@ export function wantsHtml(headers: Readonly<Record<string, string | undefined>>)
   return /(^|,)\s*text\/html\s*(;|,|$)/i.test(headers.accept ?? "");
 }
 
-/** A moment as readable UTC text, inside a `<time>` element. */
+/**
+ * A moment as readable UTC text, inside a `<time>` element; a stored time outside the date
+ * range (or not a number) reads "invalid date", with the raw value in its title.
+ *
+ * @example
+ * ```ts
+ * time(run.createdAt); // <time datetime="2026-03-01T12:00:00.000Z">2026-03-01 12:00 UTC</time>
+ * ```
+ */
 export function time(ms: number): SafeHtml {
-  const iso = new Date(ms).toISOString();
+  if (!isInstant(ms)) return html`<span class="bad" title="${`stored time: ${String(ms)}`}">${INVALID_DATE_TEXT}</span>`;
+  const iso = instantText(ms);
   return html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>`;
 }

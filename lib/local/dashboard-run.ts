@@ -6,14 +6,17 @@
 import { randomUUID } from "node:crypto";
 import type { HistoryEntry } from "../client.ts";
 import { InvalidInputError, RunFinishedError, WaitResolvedError } from "../core/errors.ts";
-import type { WaitRecord } from "../core/records.ts";
+import type { ParentRecord, WaitRecord } from "../core/records.ts";
 import { readGuardedForm } from "../http/form-guard.ts";
-import { type SafeHtml, html, time } from "../http/html.ts";
+import { durationText } from "../http/display.ts";
+import { type SafeHtml, html, time, trusted } from "../http/html.ts";
 import { jsonSchemaOf } from "../http/json-schema.ts";
 import { errorsByField, formSpec, readForm, renderForm } from "../http/schema-form.ts";
 import type { HttpRequest, HttpResponse } from "../http/types.ts";
-import { TERMINAL_STATUSES } from "../ports.ts";
+import { type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
 import { timelineRows } from "../cli/timeline.ts";
+import { waterfallLegend, waterfallSvg } from "./dashboard-svg.ts";
+import { type WaterfallView, layoutWaterfall, viewOf, waterfallNav } from "./dashboard-waterfall.ts";
 import { type DashboardContext, runHref, seeOther, shell, statusBadge, tokenField } from "./dashboard.ts";
 
 interface Problem {
@@ -22,21 +25,23 @@ interface Problem {
   errors: ReadonlyMap<string, string>;
 }
 
-/** `GET /ui/runs/<runId>`. */
-export async function runPage(ctx: DashboardContext, runId: string, problem?: Problem, status = 200): Promise<HttpResponse> {
+/** `GET /ui/runs/<runId>[?from=<ms>&to=<ms>&lanes=<page>]`. */
+export async function runPage(ctx: DashboardContext, runId: string, query: Readonly<Record<string, string | undefined>> = {}, problem?: Problem, status = 200): Promise<HttpResponse> {
   const { run, entries } = await ctx.client.history(runId);
   const terminal = TERMINAL_STATUSES.has(run.status);
   const waits = terminal ? [] : openWaits(entries);
+  const parent = entries.find((e) => e.record?.type === "parent")?.record as ParentRecord | undefined;
   const rows = timelineRows(entries).map(
     (r, i) => html`<tr><td>${i + 1}</td><td class="mono">${r.step}</td><td>${r.kind}</td><td>${statusBadge(r.status)}</td><td>${r.attempts}</td><td>${r.duration}</td><td class="mono">${r.preview}</td></tr>`,
   );
   const body = html`<main data-live>
 <p><a href="/">← All runs</a></p>
 <h1>Run <span class="mono">${run.runId}</span> ${statusBadge(run.status)}</h1>
-<dl><dt>Workflow</dt><dd>${run.workflow}</dd><dt>Created</dt><dd>${time(run.createdAt)}</dd><dt>Updated</dt><dd>${time(run.updatedAt)}</dd><dt>Invocations</dt><dd>${run.invocations}</dd>${run.waitingFor && !terminal ? html`<dt>Waiting for</dt><dd>${run.waitingFor}</dd>` : ""}${run.wakeAt !== undefined && !terminal ? html`<dt>Next wake</dt><dd>${time(run.wakeAt)}</dd>` : ""}</dl>
+<dl><dt>Workflow</dt><dd>${run.workflow}</dd><dt>Created</dt><dd>${time(run.createdAt)}</dd><dt>Updated</dt><dd>${time(run.updatedAt)}</dd><dt>Invocations</dt><dd>${run.invocations}</dd>${parent ? html`<dt>Parent run</dt><dd><a class="mono" href="${runHref(parent.runId)}">${parent.runId}</a></dd>` : ""}${run.waitingFor && !terminal ? html`<dt>Waiting for</dt><dd>${run.waitingFor}</dd>` : ""}${run.wakeAt !== undefined && !terminal ? html`<dt>Next wake</dt><dd>${time(run.wakeAt)}</dd>` : ""}</dl>
 ${run.error ? html`<div class="alert" role="alert"><strong>${run.error.name}</strong>: ${run.error.message}</div>` : ""}
 ${await Promise.all(waits.map((w) => waitSection(ctx, run.runId, run.workflow, w, problem?.waitId === w.stepId ? problem : undefined)))}
 <h2>Timeline</h2>
+${waterfall(run, entries, viewOf(query))}
 <table><thead><tr><th scope="col">#</th><th scope="col">step</th><th scope="col">kind</th><th scope="col">status</th><th scope="col">attempts</th><th scope="col">duration</th><th scope="col">result / error</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="7">no steps yet</td></tr>`}</tbody></table>
 <h2>Input</h2><pre class="mono">${JSON.stringify(run.input, null, 2)}</pre>
@@ -45,6 +50,28 @@ ${run.status === "completed" ? html`<h2>Result</h2><pre class="mono">${JSON.stri
 ${terminal ? "" : html`<h2>Cancel</h2><form method="post" action="${runHref(run.runId)}/cancel">${tokenField(ctx)}<p class="muted">Asks the run to cancel: it gets CancelledError at its next wait or step, runs its compensations, then ends cancelled.</p><button type="submit" class="danger">Cancel run</button></form>`}
 </main>`;
   return shell(ctx, status, `Run ${run.runId}`, body);
+}
+
+/** The SVG waterfall, its key, and the links to other windows and lane pages. */
+function waterfall(run: RunMeta, entries: readonly HistoryEntry[], view: WaterfallView): SafeHtml {
+  const layout = layoutWaterfall(run, entries, Date.now(), view);
+  const here = (v: WaterfallView) => {
+    const q = new URLSearchParams();
+    if (v.from !== undefined && v.to !== undefined) {
+      q.set("from", String(v.from));
+      q.set("to", String(v.to));
+    }
+    if (v.lanes !== undefined && v.lanes > 1) q.set("lanes", String(v.lanes));
+    const text = q.toString();
+    return `${runHref(run.runId)}${text ? `?${text}` : ""}`;
+  };
+  const svg = waterfallSvg(layout, run.runId, { run: runHref, view: here });
+  const nav = waterfallNav(layout).map((l) => html`<a href="${here(l.view)}"${l.rel ? html` rel="${l.rel}"` : ""}>${l.label}</a>`);
+  const offset = (t: number) => (t === layout.whole.from ? "0" : `+${durationText(t - layout.whole.from)}`);
+  const shown = layout.zoomed ? html`<p class="muted">Showing ${offset(layout.from)} to ${offset(layout.to)} since the first step (${durationText(layout.to - layout.from)} of ${durationText(layout.whole.to - layout.whole.from)}).</p>` : "";
+  const undrawn = layout.undrawn.length ? html`<p class="notice">Not drawn, their times are outside the date range: <span class="mono">${layout.undrawn.join(", ")}</span> (see the table).</p>` : "";
+  return html`<figure class="waterfall" style="margin:0">${shown}${trusted(svg)}<figcaption>${trusted(waterfallLegend())}</figcaption></figure>
+${nav.length ? html`<p class="actions" aria-label="Timeline views">${nav}</p>` : ""}${undrawn}`;
 }
 
 async function waitSection(ctx: DashboardContext, runId: string, workflow: string, w: WaitRecord, problem: Problem | undefined): Promise<SafeHtml> {
@@ -70,7 +97,7 @@ export async function signalWait(ctx: DashboardContext, req: HttpRequest, runId:
   try {
     await ctx.client.signal(runId, wait.signal, payload, { waitId, signalId: `dashboard-${randomUUID()}` });
   } catch (err) {
-    if (err instanceof InvalidInputError) return runPage(ctx, runId, { waitId, values: form, errors: errorsByField(err.issues) }, 422);
+    if (err instanceof InvalidInputError) return runPage(ctx, runId, {}, { waitId, values: form, errors: errorsByField(err.issues) }, 422);
     if (err instanceof WaitResolvedError || err instanceof RunFinishedError) return seeOther(runHref(runId));
     throw err;
   }

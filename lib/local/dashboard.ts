@@ -70,7 +70,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       if (parts[1] === "runs" && parts[2]) {
         const runId = parts[2];
-        if (parts.length === 3 && method === "GET") return await runPage(ctx, runId);
+        if (parts.length === 3 && method === "GET") return await runPage(ctx, runId, req.query);
         if (parts.length === 4 && parts[3] === "cancel" && method === "POST") return await cancelRun(ctx, req, runId);
         if (parts.length === 5 && parts[3] === "waits" && parts[4] && method === "POST") return await signalWait(ctx, req, runId, parts[4]);
       }

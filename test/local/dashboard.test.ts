@@ -73,6 +73,16 @@ describe("the dashboard", () => {
     expect(page.headers["content-security-policy"]).toContain("script-src 'self'");
   });
 
+  it("draws the run page's waterfall for any view the query asks, ignoring what is not one", async () => {
+    const queries: Array<Record<string, string>> = [{}, { from: "abc", to: "1e400", lanes: "-5" }, { from: "9999999999999999999", to: "1" }, { from: "0", to: String(8.64e15), lanes: "99" }];
+    for (const query of queries) {
+      const page = await get("/ui/runs/run-05", query);
+      expect(page.status).toBe(200);
+      expect(page.body).toMatch(/<g class="wf-item wf-k-wait wf-s-waiting" data-step="approval"/);
+      expect(page.body).toContain('<a href="/ui/runs/run-05?from=');
+    }
+  });
+
   it("refuses cross-site posts and posts without the form token, changing nothing", async () => {
     const token = tokenOf((await get("/ui/runs/run-02")).body);
     const before = await snapshot(runtime.client);

@@ -38,7 +38,12 @@ export interface DevProcess {
 /** `waymark dev <module>` on a fresh journal in `dir`, on a free port; resolves once it prints its URL. */
 export async function startWaymarkDev(module: string, dir: string, env: Record<string, string> = {}): Promise<DevProcess> {
   mkdirSync(dir, { recursive: true });
-  const child = spawn(process.execPath, ["--conditions=waymark-source", "--import", "tsx", join(ROOT, "bin/waymark.mjs"), "dev", module, "--file", join(dir, "journal.db"), "--port", "0"], {
+  return startWaymark(["dev", module, "--file", join(dir, "journal.db"), "--port", "0"], env);
+}
+
+/** `waymark <args>` (`dev` or `dashboard`, with `--port 0`) as a process; resolves once it prints its dashboard URL. */
+export async function startWaymark(args: string[], env: Record<string, string> = {}): Promise<DevProcess> {
+  const child = spawn(process.execPath, ["--conditions=waymark-source", "--import", "tsx", join(ROOT, "bin/waymark.mjs"), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -46,8 +51,8 @@ export async function startWaymarkDev(module: string, dir: string, env: Record<s
   let text = "";
   child.stdout?.on("data", (c: Buffer) => (text += c.toString()));
   child.stderr?.on("data", (c: Buffer) => (text += c.toString()));
-  const url = await until("waymark dev to print its URL", () => {
-    if (child.exitCode !== null) throw new Error(`waymark dev exited: ${text}`);
+  const url = await until(`waymark ${args[0] ?? ""} to print its URL`, () => {
+    if (child.exitCode !== null) throw new Error(`waymark ${args[0] ?? ""} exited: ${text}`);
     return /dashboard: (http:\/\/\S+?)\/\n/.exec(text)?.[1];
   }, 60_000);
   return {
@@ -57,7 +62,7 @@ export async function startWaymarkDev(module: string, dir: string, env: Record<s
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill("SIGINT");
-      await until("waymark dev to stop", () => child.exitCode !== null || child.signalCode !== null, 10_000);
+      await until("waymark to stop", () => child.exitCode !== null || child.signalCode !== null, 10_000);
     },
   };
 }
