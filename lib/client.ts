@@ -1,14 +1,12 @@
 /**
  * The client: start, signal, inspect and cancel runs, over the same ports the engine uses.
- * Every call validates before it writes: a bad input, an unknown run, a signal that fails its
- * schema or targets a resolved wait is a clear error and leaves the journal unchanged.
+ * Every call validates before it asks the run protocol (lib/core/run/) to write: a bad input, an
+ * unknown run, a signal that fails its schema or targets a resolved wait is a clear error and
+ * leaves the journal unchanged.
  */
 import type { AnyWorkflow } from "./core/definition.ts";
 import {
-  RateLimitedError,
-  CancelledError,
   InvalidInputError,
-  RunConflictError,
   RunFinishedError,
   RunNotFoundError,
   SignalConflictError,
@@ -18,20 +16,18 @@ import {
   WaitResolvedError,
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
-import { serializeError } from "./core/error-codec.ts";
 import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
-import { JOURNAL_VERSION, type JournalRecord, type SignalRecord, type SignalSender, keys, parseRecord } from "./core/records.ts";
+import { JOURNAL_VERSION, type JournalRecord, type SignalRecord, type SignalSender, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
-import { journalIdOf } from "./core/incarnation.ts";
-import { askToCancel, followIncarnation } from "./core/engine-runs.ts";
-import { decision, findResolutionOf, type ResolutionContext, resolveSignal } from "./signal-resolution.ts";
-import { debounceScope, rateScope } from "./core/flow-control.ts";
-import { cancelQueued, isQueued } from "./core/queued-cancel.ts";
+import { type CancelAnswer, RunProtocol } from "./core/run/protocol.ts";
+import { decision, findResolutionOf, sameEnvelope, type SignalReceipt } from "./core/run/signals.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
 import { RUN_ID, RUN_ID_RULE } from "./core/run-id.ts";
 import { type Clock, type JournalStore, type ListQuery, type PayloadRef, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
+
+export type { CancelAnswer, SignalReceipt };
 
 
 export interface ClientOptions {
@@ -67,13 +63,6 @@ export interface SignalOptions {
   waitRecordedAt?: number;
 }
 
-export interface SignalReceipt {
-  signalId: string;
-  /** `delivered`: it resolved a wait; `buffered`: no wait yet, the next one will take it. */
-  status: "delivered" | "buffered";
-  waitId?: string;
-}
-
 /** One record of a run's history, in write order. */
 export interface HistoryEntry {
   key: string;
@@ -101,9 +90,11 @@ export function createClient(o: ClientOptions): Client {
 
 export class Client {
   private readonly payloads: Payloads | undefined;
+  private readonly protocol: RunProtocol;
 
   constructor(private readonly o: ClientOptions) {
     this.payloads = o.payloads ? new Payloads(o.payloads) : undefined;
+    this.protocol = new RunProtocol({ store: o.store, wakes: o.wakes, clock: o.clock, workflows: o.workflows });
   }
 
   /** Starts a run, idempotently by run id. Throws `InvalidInputError` or `RunConflictError`. */
@@ -122,24 +113,10 @@ export class Client {
     if (metaRef(input)) throw new InvalidInputError("invalid input", [{ path: "input", message: "an object whose only key is $waymarkPayload is reserved for values stored by reference" }]);
     tooLarge(input, "input", this.payloads?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES);
     const now = this.o.clock.now();
-    const rate = def.rateLimit;
-    if (rate && rate.onLimit === "reject") {
-      // The start is counted before the run exists; a retried start of the same run id keeps its count.
-      const key = String(rate.key(parsed.data));
-      if (!(await this.o.store.takeSlot(rateScope(def.key, key), rate.limit, { runId, expiresAt: now + rate.periodMs }, now))) throw new RateLimitedError(def.key, key);
-    }
-    // Stored before the run exists (an orphan if createRun fails or finds the run: content-addressed, harmless).
+    // Stored before the run exists (an orphan if the start fails or finds the run: content-addressed, harmless).
     const ref = await this.payloads?.offload(runId, now, input);
-    const { created, run } = await this.o.store.createRun({ runId, workflow: name, input: ref ? toMetaRef(ref) : input, createdAt: now });
-    // After continueAsNew the run holds its latest input; a retried start is judged by workflow alone.
-    const sameStart = run.workflow === name && ((run.incarnation ?? 1) > 1 || (await this.sameValue(run.input, input)));
-    if (!created && !sameStart) throw new RunConflictError(runId);
-    const debounce = def.debounce;
-    if (debounce) {
-      // This start is the key's latest; the run waits out the period, then runs only if still so.
-      await this.o.store.markLatest(debounceScope(def.key, String(debounce.key(parsed.data))), runId, run.createdAt);
-      if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: run.createdAt + debounce.periodMs, reason: "start", key: "start" });
-    } else if (created || run.status === "pending") await this.o.wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+    const stored = ref ? toMetaRef(ref) : input;
+    const { created, run } = await this.protocol.start(def, { runId, stored, input: parsed.data, now, sameInput: (existing) => this.sameValue(existing.input, input) });
     return { runId, created, run };
   }
 
@@ -149,7 +126,7 @@ export class Client {
    * decided, `InvalidInputError` when the payload fails the declared schema.
    */
   async signal(runId: string, name: string, payload: unknown, options: SignalOptions = {}): Promise<SignalReceipt> {
-    const { store, clock } = this.o;
+    const { clock } = this.o;
     const run = await this.requireRun(runId);
     if (TERMINAL_STATUSES.has(run.status)) {
       // A retried delivery of a signal the run already took is answered as before.
@@ -190,17 +167,9 @@ export class Client {
     const ref = await this.payloads?.offload(runId, run.createdAt, payload);
     const value = ref ? { payloadRef: ref } : { payload };
     const record: SignalRecord = { v: JOURNAL_VERSION, at: clock.now(), type: "signal", signalId, name, ...value, ...(options.waitId === undefined ? {} : { waitId: options.waitId }), ...(options.sender ? { sender: options.sender } : {}) };
-    const journalId = journalIdOf(runId, run.incarnation);
-    const put = await store.appendRecord(journalId, { key: keys.signal(signalId), body: record });
-    if (put.written) await followIncarnation(this.o, runId, run.incarnation, keys.signal(signalId), record);
-    if (!put.written) {
-      const existing = parseRecord(runId, put.existing.key, put.existing.body);
-      if (existing.type !== "signal" || existing.name !== name || existing.waitId !== options.waitId || !(await this.sameValue(existing.payloadRef ?? existing.payload, payload, existing.payloadRef !== undefined)) || canonicalJson(existing.sender) !== canonicalJson(options.sender)) {
-        throw new SignalConflictError(runId, signalId);
-      }
-    }
-
-    return resolveSignal(this.resolution(), runId, journalId, name, signalId, options.waitId);
+    // The same delivery again (a retry): same name, wait, sender and payload.
+    const same = async (stored: SignalRecord) => sameEnvelope(stored, record) && (await this.sameValue(stored.payloadRef ?? stored.payload, payload, stored.payloadRef !== undefined));
+    return this.protocol.signal(run, record, same);
   }
 
   /**
@@ -267,43 +236,22 @@ export class Client {
   }
 
   /**
-   * Asks a run to cancel. A run that never started (pending, or queued with no step run) ends
-   * `cancelled` at once, out of its queue. Otherwise the request is journaled and the run
-   * woken: the workflow gets `CancelledError` at its pending sleep or wait (or out of the step
-   * running now, whose `signal` aborts), may run compensation steps, and then ends `cancelled`
-   * with the reason. Returns false if the run had finished.
-   * Idempotent: asking again keeps the first reason.
+   * Cancels a run, and says what that did: `cancelled` — it had not started, and ended now
+   * (`cancelled`, out of its queue if it waited for a slot); `requested` — the request is
+   * journaled and the run woken: the workflow gets `CancelledError` at its next step, sleep or
+   * wait (or out of the step running now, whose `signal` aborts; a step that runs on is followed
+   * by no further forward step), runs its compensations, and ends `cancelled` with the reason;
+   * `already-ended` — it had ended (`status` says how). Idempotent: asking again keeps the first
+   * reason. Throws `RunNotFoundError`.
    *
    * @example
    * ```ts
-   * await client.cancel("order-8472", { reason: "customer withdrew the order" });
+   * const { outcome } = await client.cancel("order-8472", { reason: "customer withdrew the order" });
+   * if (outcome === "already-ended") console.log("too late: the order went through");
    * ```
    */
-  async cancel(runId: string, options: { reason?: string } = {}): Promise<boolean> {
-    const { store, clock } = this.o;
-    const run = await this.requireRun(runId);
-    if (TERMINAL_STATUSES.has(run.status)) return false;
-    const reason = options.reason ?? "cancelled by request";
-    const now = clock.now();
-    // Nothing ran yet: nothing to compensate. (A first invocation racing this finds it finished.)
-    // A child's parent waits for its end, though: its first invocation ends it and tells the parent.
-    if (run.status === "pending" && run.invocations === 0 && !(await store.getRecord(runId, keys.parent()))) {
-      if (await store.finishRun(runId, { now, status: "cancelled", error: serializeError(new CancelledError(reason)) })) return true;
-    }
-    // Queued with nothing run yet: it ends now, and leaves its queue.
-    if (isQueued(run) && (await cancelQueued(this.o, run, reason))) return true;
-    await askToCancel(this.o, runId, run.incarnation, reason);
-    return true;
-  }
-
-  /**
-   * Wakes a run whose wait was resolved. The run is first marked due in the store, so that if
-   * the wake is lost (or cannot be sent at all) the watchdog still finds it.
-   */
-  private async wake(runId: string): Promise<void> {
-    const now = this.o.clock.now();
-    await this.o.store.markDue(runId, now);
-    await this.o.wakes.schedule({ runId, at: now, reason: "signal", key: "signal" });
+  async cancel(runId: string, options: { reason?: string } = {}): Promise<CancelAnswer> {
+    return this.protocol.cancel(runId, options.reason ?? "cancelled by request");
   }
 
   /**
@@ -316,11 +264,6 @@ export class Client {
     const text = JSON.stringify(value);
     if (text !== undefined && (await sha256Hex(new TextEncoder().encode(text))) === ref.sha256) return true;
     return canonicalJson(await loadRef(this.payloads, ref)) === canonicalJson(value);
-  }
-
-  /** What resolving a delivered signal needs (signal-resolution.ts). */
-  private resolution(): ResolutionContext {
-    return { ...this.o, view: (runId) => this.view(runId), wake: (runId) => this.wake(runId) };
   }
 
   private async requireRun(runId: string): Promise<RunMeta> {

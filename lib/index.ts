@@ -40,7 +40,7 @@ export type { MapFn, MapOptions, MapOutcome } from "./core/fan-out.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
 export { JournalLimitError, DEFAULT_JOURNAL_LIMITS, type JournalLimits } from "./core/journal-limits.ts";
-export { journalIdOf } from "./core/incarnation.ts";
+export { journalIdOf } from "./core/run/journal-ids.ts";
 export { serializeError, deserializeError, isRetryable, RecordedError } from "./core/error-codec.ts";
 export type { RetryOptions } from "./core/retry.ts";
 export { Engine, type EngineHooks, type EngineOptions, type InvocationResult, type InvokeOptions, type LogEntry } from "./core/engine.ts";

@@ -86,7 +86,8 @@ export interface Journal {
   records: StoredRecord[];
 }
 
-export type AppendResult = { written: true } | { written: false; existing: StoredRecord };
+/** An append's answer; `probed` answers an append's `probe` (the probed record, or null when absent). */
+export type AppendResult = ({ written: true } | { written: false; existing: StoredRecord }) & { probed?: StoredRecord | null };
 
 export type AcquireResult =
   | { acquired: true; lease: Lease; run: RunMeta }
@@ -115,13 +116,19 @@ export interface ContinueUpdate {
   incarnation: number;
 }
 
+/**
+ * What a finish expects to find, so that no writer ends a run another writer holds: the lease
+ * this writer holds (its token), or — for a run that never started — no lease and no invocation
+ * ever granted. There is no "finish regardless".
+ */
+export type FinishExpectation = { token: number } | { neverInvoked: true };
+
 export interface FinishUpdate {
   now: number;
   status: "completed" | "failed" | "cancelled";
   result?: unknown;
   error?: SerializedError;
-  /** Finish only while this lease token is current; omit to finish regardless (cancel). */
-  token?: number;
+  expect: FinishExpectation;
 }
 
 export interface ListQuery {
@@ -136,15 +143,19 @@ export interface RunPage {
   cursor?: string;
 }
 
-/** Where runs and their journals live. */
-export interface JournalStore {
+/**
+ * A run's meta record and its journals: records and leases. Every status transition is one
+ * conditional write that says what it expects (a lease token, or a run never invoked); a retried
+ * write that finds its own effect answers as if just applied (see `lib/core/journal-base.ts`).
+ */
+export interface RunRecords {
   /** Creates the run if absent. Otherwise returns the existing run unchanged (`created: false`). */
   createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }>;
   getRun(runId: string): Promise<RunMeta | undefined>;
   /**
    * The meta record and every record of the run's current incarnation (or of the one asked for),
-   * with a consistent read, all pages. Records of incarnation k > 1 are appended under the
-   * journal id `journalIdOf(runId, k)`.
+   * with a consistent read, all pages. Records of incarnation k > 1 are kept under their own
+   * journal id (lib/core/run/journal-ids.ts).
    */
   loadJournal(runId: string, options?: { incarnation?: number }): Promise<Journal | undefined>;
   /** Grants the lease if it is free or expired; the token grows by one on every grant. */
@@ -159,22 +170,35 @@ export interface JournalStore {
    * current. A retry that finds its own effect in place answers true.
    */
   continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean>;
-  /** Makes the run terminal and frees the lease; conditional on the token when one is given. */
+  /** Makes the run terminal and frees the lease, if it finds what `update.expect` says. */
   finishRun(runId: string, update: FinishUpdate): Promise<boolean>;
   /** One record by key, if it exists (a consistent read). */
-  getRecord(runId: string, key: string): Promise<StoredRecord | undefined>;
-  /** Write-once: fails (returning the existing record) if the key is already recorded. */
-  appendRecord(runId: string, record: StoredRecord): Promise<AppendResult>;
+  getRecord(journalId: string, key: string): Promise<StoredRecord | undefined>;
+  /**
+   * Write-once: fails (returning the existing record) if the key is already recorded. With
+   * `probe`, the answer also says whether the journal holds a record under that key (the
+   * run's cancellation): `probed` is that record or `null`. Stores where the probe costs a read
+   * of its own do it beside the write, not after it.
+   */
+  appendRecord(journalId: string, record: StoredRecord, probe?: string): Promise<AppendResult>;
   /** Marks a signal as late for a wait (the loser of the race, kept for audit). */
-  markLate(runId: string, key: string, waitStepId: string): Promise<void>;
+  markLate(journalId: string, key: string, waitStepId: string): Promise<void>;
   /**
    * Makes a suspended or queued run due by `at` (its `wakeAt` moves earlier, never later), so the
    * watchdog wakes it even if the wake sent next is lost. No effect on running, pending or finished runs.
    */
   markDue(runId: string, at: number): Promise<void>;
+}
+
+/** Runs by status and by due time: the CLI, the dashboard, the watchdog. */
+export interface RunListing {
   listRuns(query: ListQuery): Promise<RunPage>;
   /** Non-terminal runs whose `wakeAt` is at or before `now`, oldest first. */
   listDueRuns(now: number, limit: number): Promise<RunMeta[]>;
+}
+
+/** Deleting finished runs once their retention has passed. */
+export interface RunRetention {
   /**
    * Retention: deletes up to `limit` finished runs whose retention period (the store's, counted
    * from `finishedAt`) has passed by `now`, each with every item it owns (meta, steps, signals),
@@ -194,16 +218,26 @@ export interface JournalStore {
    * ```
    */
   purgeExpired(now: number, limit: number): Promise<PurgedRun[]>;
+}
+
+/**
+ * Flow control (`durable({ concurrency, rateLimit, debounce })`): slots of a scope, the queue of
+ * runs waiting for one, a key's latest start. The rules (which slot, first in first out) are
+ * written once in `lib/core/journal-base.ts` above each store's few conditional primitives.
+ */
+export interface FlowStore {
   /**
-   * Flow control (`durable({ concurrency })`): takes one of `limit` slots of `scope` for a run
-   * while it executes. True if the run holds one afterwards: it already did (a retry: its expiry
-   * moves), or a slot was free or its holder's expiry had passed (a crashed holder's slot is
-   * recovered this way). False if all are held. With `limit` 0 it only keeps a slot the run holds
-   * (one handed to it while it was queued) and takes none.
+   * Takes one of `limit` slots of `scope` for a run while it executes. True if the run holds one
+   * afterwards: it already did (a retry: its expiry moves), or a slot was free or its holder's
+   * expiry had passed (a crashed holder's slot is recovered this way). False if all are held.
+   * With `limit` 0 it only keeps a slot the run holds (one handed to it while it was queued) and
+   * takes none.
    */
   takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean>;
   /** Gives up the run's slot of `scope`, if it holds one. Idempotent. */
   freeSlot(scope: string, runId: string): Promise<void>;
+  /** Every slot of `scope` that is held, expired or not (the dashboard, the checks). */
+  slots(scope: string): Promise<SlotEntry[]>;
   /** Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at` (whole ms; always the same for a run). Idempotent. */
   enqueue(scope: string, runId: string, at: number): Promise<void>;
   /**
@@ -221,6 +255,14 @@ export interface JournalStore {
   markLatest(scope: string, runId: string, at: number): Promise<void>;
   /** The latest start recorded for `scope`, if any. */
   latest(scope: string): Promise<string | undefined>;
+}
+
+/** Where runs and their journals live: every role, in one store. */
+export interface JournalStore extends RunRecords, RunListing, RunRetention, FlowStore {}
+
+/** A held slot of a scope: its index, its holder and the holder's expiry. */
+export interface SlotEntry extends SlotHolder {
+  index: number;
 }
 
 /** A run in a flow-control queue, and the time (whole ms) it is ordered by. */

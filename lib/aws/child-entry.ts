@@ -15,7 +15,6 @@
  * another workflow), which retrying cannot fix. Anything retryable is thrown: Lambda reports a
  * `FunctionError`, and the parent's step retries.
  */
-import { cancelChild, childPort, type RunOps } from "../core/engine-runs.ts";
 import { InvalidInputError, type SerializedError, WaymarkError } from "../core/errors.ts";
 import * as z from "../core/shape.ts";
 import { RUN_ID, RUN_ID_RULE } from "../core/run-id.ts";
@@ -46,11 +45,6 @@ const Parent = z.object({ runId: RunId, waitId: z.string().min(1).max(300), inca
 const StartEvent = z.object({ v: z.literal(1), workflow: z.string().min(1).max(128), runId: RunId, input: z.unknown().optional(), parent: Parent.optional() });
 const CancelEvent = z.object({ v: z.literal(1), runId: RunId, reason: z.string().max(500), parent: Parent });
 
-/** The run operations of this function's runtime (its journal, its queue, its workflows, its remote children). */
-function opsOf(rt: AwsRuntime): RunOps {
-  return { store: rt.store, clock: rt.clock, wakes: rt.wakes, workflows: rt.workflows, remote: rt.remote };
-}
-
 /**
  * Starts a child run here for a parent in another function: idempotent, and the child's parent
  * record names the parent's wake queue, where its end is sent. A child already over has its end
@@ -61,7 +55,7 @@ export async function startChildByInvoke(rt: AwsRuntime, event: unknown): Promis
     const e = parse(StartEvent, event, "child-start");
     if (!rt.workflows.has(e.workflow)) return { ok: false, hosted: false };
     if (e.parent) grantedParent(rt, e.parent.replyTo);
-    await childPort(opsOf(rt), 1).start({ workflow: e.workflow, runId: e.runId, input: e.input, ...(e.parent ? { parent: e.parent } : {}) });
+    await rt.engine.protocol.children(1).start({ workflow: e.workflow, runId: e.runId, input: e.input, ...(e.parent ? { parent: e.parent } : {}) });
     rt.log({ level: "info", event: "child-start", runId: e.runId, workflow: e.workflow, ...(e.parent ? { parent: e.parent.runId } : {}) });
     return { ok: true };
   });
@@ -73,7 +67,7 @@ export async function cancelChildByInvoke(rt: AwsRuntime, event: unknown): Promi
     const e = parse(CancelEvent, event, "child-cancel");
     grantedParent(rt, e.parent.replyTo);
     // Not here, or another parent's child: this function has nothing to cancel for that parent.
-    if (!(await cancelChild(opsOf(rt), e.runId, e.reason, e.parent))) return { ok: false, hosted: false };
+    if (!(await rt.engine.protocol.cancelChild(e.runId, e.reason, e.parent))) return { ok: false, hosted: false };
     return { ok: true };
   });
 }

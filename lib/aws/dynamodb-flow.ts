@@ -1,12 +1,12 @@
 /**
- * Flow control on the journal table: a scope's slots are items `pk = flow#<scope>`,
- * `sk = slot#<i>` (the run holding it and until when); its queue is items `pk = flowq#<scope>`,
- * `sk = <at, padded>#<runId>`. Every change is one conditional request: a slot is taken only if
- * it is free, expired, or already this run's; a queued run is taken off by the one delete that
- * finds it (its caller then wakes it).
+ * Flow control on the journal table, the primitives the shared rules (lib/core/journal-base.ts)
+ * run on: a scope's slots are items `pk = flow#<scope>`, `sk = slot#<i>` (the run holding it and
+ * until when); its queue is items `pk = flowq#<scope>`, `sk = <at, padded>#<runId>`. Every change
+ * is one conditional request: a slot is put only if it is free, expired, or already this run's;
+ * a queued run is taken off by the one delete that finds it.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { QueuedRun, SlotHolder } from "../ports.ts";
+import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
 import { n, pad, s } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { isErrorNamed } from "./errors.ts";
@@ -16,63 +16,45 @@ const slotsPk = (scope: string) => `flow#${scope}`;
 const queuePk = (scope: string) => `flowq#${scope}`;
 const queueSk = (runId: string, at: number) => `${pad(Math.max(0, Math.floor(at)))}#${runId}`;
 
-/** Takes (or keeps) a slot; a lost race for one slot moves on to the next. */
-export async function takeSlot(client: DynamoDBClient, table: string, scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
-  const { PutItemCommand, QueryCommand } = await dynamodbSdk();
+/** Every held slot of a scope (expired ones too). */
+export async function slots(client: DynamoDBClient, table: string, scope: string): Promise<SlotEntry[]> {
+  const { QueryCommand } = await dynamodbSdk();
   const out = await retryConflicts(() => client.send(new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": s(slotsPk(scope)) }, ConsistentRead: true })));
-  const held = new Map((out.Items ?? []).map((i) => [i.sk?.S ?? "", i]));
-  const mine = [...held.entries()].find(([, i]) => i.runId?.S === holder.runId)?.[0];
-  const candidates = mine !== undefined ? [mine] : Array.from({ length: limit }, (_, i) => `slot#${i}`).filter((sk) => {
-    const item = held.get(sk);
-    return item === undefined || Number(item.expiresAt?.N ?? 0) <= now;
+  return (out.Items ?? []).flatMap((i) => {
+    const index = Number((i.sk?.S ?? "").slice("slot#".length));
+    const runId = i.runId?.S;
+    return runId === undefined || !Number.isInteger(index) ? [] : [{ index, runId, expiresAt: Number(i.expiresAt?.N ?? 0) }];
   });
-  for (const sk of candidates) {
-    try {
-      await retryConflicts(() => client.send(new PutItemCommand({
-        TableName: table,
-        Item: { pk: s(slotsPk(scope)), sk: s(sk), runId: s(holder.runId), expiresAt: n(holder.expiresAt) },
-        ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :now OR runId = :me",
-        ExpressionAttributeValues: { ":now": n(now), ":me": s(holder.runId) },
-      })));
-      return true;
-    } catch (err) {
-      if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
-    }
-  }
-  return false;
 }
 
-/** Frees the run's slot, if it holds one. */
-export async function freeSlot(client: DynamoDBClient, table: string, scope: string, runId: string): Promise<void> {
-  const { DeleteItemCommand, QueryCommand } = await dynamodbSdk();
-  const out = await retryConflicts(() => client.send(new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": s(slotsPk(scope)) }, ConsistentRead: true })));
-  for (const item of (out.Items ?? []).filter((i) => i.runId?.S === runId)) {
-    await retryConflicts(() => client.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(slotsPk(scope)), sk: s(item.sk?.S ?? "") }, ConditionExpression: "runId = :me", ExpressionAttributeValues: { ":me": s(runId) } }))).catch((err: unknown) => {
-      if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
-    });
+/** Slot `index` for `holder`, if it is free, expired by `now`, or the holder's already. */
+export async function putSlot(client: DynamoDBClient, table: string, scope: string, index: number, holder: SlotHolder, now: number): Promise<boolean> {
+  const { PutItemCommand } = await dynamodbSdk();
+  try {
+    await retryConflicts(() => client.send(new PutItemCommand({
+      TableName: table,
+      Item: { pk: s(slotsPk(scope)), sk: s(`slot#${index}`), runId: s(holder.runId), expiresAt: n(holder.expiresAt) },
+      ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :now OR runId = :me",
+      ExpressionAttributeValues: { ":now": n(now), ":me": s(holder.runId) },
+    })));
+    return true;
+  } catch (err) {
+    if (isErrorNamed(err, "ConditionalCheckFailedException")) return false;
+    throw err;
   }
+}
+
+/** Deletes slot `index` if `runId` holds it. */
+export async function deleteSlot(client: DynamoDBClient, table: string, scope: string, index: number, runId: string): Promise<void> {
+  const { DeleteItemCommand } = await dynamodbSdk();
+  await retryConflicts(() => client.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(slotsPk(scope)), sk: s(`slot#${index}`) }, ConditionExpression: "runId = :me", ExpressionAttributeValues: { ":me": s(runId) } }))).catch((err: unknown) => {
+    if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
+  });
 }
 
 export async function enqueue(client: DynamoDBClient, table: string, scope: string, runId: string, at: number): Promise<void> {
   const { PutItemCommand } = await dynamodbSdk();
   await retryConflicts(() => client.send(new PutItemCommand({ TableName: table, Item: { pk: s(queuePk(scope)), sk: s(queueSk(runId, at)), runId: s(runId) } })));
-}
-
-/** The oldest queued run, taken off by the delete that finds it; another taker moves on. */
-export async function dequeue(client: DynamoDBClient, table: string, scope: string): Promise<string | undefined> {
-  const { DeleteItemCommand, QueryCommand } = await dynamodbSdk();
-  for (let tries = 0; tries < 10; tries++) {
-    const out = await retryConflicts(() => client.send(new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": s(queuePk(scope)) }, ConsistentRead: true, Limit: 1 })));
-    const first = out.Items?.[0];
-    if (!first?.sk || !first.runId?.S) return undefined;
-    try {
-      await retryConflicts(() => client.send(new DeleteItemCommand({ TableName: table, Key: { pk: s(queuePk(scope)), sk: s(first.sk?.S ?? "") }, ConditionExpression: "attribute_exists(pk)" })));
-      return first.runId.S;
-    } catch (err) {
-      if (!isErrorNamed(err, "ConditionalCheckFailedException")) throw err;
-    }
-  }
-  return undefined;
 }
 
 /** The oldest queued run, left in the queue. */

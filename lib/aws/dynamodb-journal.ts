@@ -4,7 +4,7 @@
  * under `run#<runId>~<k>`: once the meta item says so, the rest of the first partition is not read.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { journalIdOf } from "../core/incarnation.ts";
+import { journalIdOf } from "../core/run/journal-ids.ts";
 import type { Journal, RunMeta, StoredRecord } from "../ports.ts";
 import { ATTR, META_SK, decodeMeta, decodeRecord, pkOf, s, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";

@@ -16,7 +16,7 @@
  * not be cheaper either (a batch is billed per item, exactly as single deletes are).
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { journalIdOf } from "../core/incarnation.ts";
+import { journalIdOf } from "../core/run/journal-ids.ts";
 import { isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TERMINAL_STATUSES, type PurgedRun, type RunStatus } from "../ports.ts";

@@ -28,9 +28,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
-  TERMINAL_STATUSES,
   type AcquireRequest,
-  type AcquireResult,
   type AppendResult,
   type ContinueUpdate,
   type FinishUpdate,
@@ -42,15 +40,18 @@ import {
   type QueuedRun,
   type RunMeta,
   type RunPage,
+  type SlotEntry,
   type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
+import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
+import { TERMINAL_STATUSES as TERMINAL } from "../ports.ts";
 import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
 import { acquireUpdate, continueUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
-import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
+import { sameBody } from "../core/retried-writes.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
@@ -84,13 +85,14 @@ const DAY_S = 86_400;
  * if (!res.written) console.log("already recorded:", res.existing.body);
  * ```
  */
-export class DynamoJournalStore implements JournalStore {
+export class DynamoJournalStore extends JournalStoreBase implements JournalStore {
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly retentionS: number;
   private readonly onRunExpired: ExpiredRunHook | undefined;
 
   constructor(options: DynamoJournalStoreOptions) {
+    super();
     this.client = options.client;
     this.table = options.tableName;
     this.retentionS = Math.round((options.retentionDays ?? 30) * DAY_S);
@@ -146,38 +148,38 @@ export class DynamoJournalStore implements JournalStore {
     return loadJournal(this.client, this.table, runId, options.incarnation);
   }
 
-  async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
-    return this.answer(this.update(runId, continueUpdate(runId, token, update)), (old) => isContinuedBy(old, token, update));
+  protected continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
+    return this.applied(this.update(runId, continueUpdate(runId, token, update)));
   }
 
-  async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+  protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
     try {
       const run = decodeMeta((await this.update(runId, acquireUpdate(runId, req), true)) ?? {});
-      return { acquired: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt: req.now + req.ttlMs }, run };
+      return { applied: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt: req.now + req.ttlMs }, run };
     } catch (err) {
-      if (!(conditionFailed(err))) throw err;
-      if (!err.Item) return { acquired: false, reason: "missing" };
-      const run = decodeMeta(err.Item);
-      // A retried grant whose first attempt was applied (its answer lost): the same answer again.
-      if (isOwnGrant(run, req.owner) && run.lease) return { acquired: true, lease: run.lease, run };
-      return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
+      if (!conditionFailed(err)) throw err;
+      return { applied: false, run: err.Item ? decodeMeta(err.Item) : undefined };
     }
   }
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
-    return this.answer(this.update(runId, renewUpdate(runId, token, now, ttlMs)));
+    const res = await this.applied(this.update(runId, renewUpdate(runId, token, now, ttlMs)));
+    if (res.applied) return true;
+    // Refused only because a later renewal of this same lease got there first: still ours.
+    const run = res.run;
+    return run?.lease?.token === token && run.leaseToken === token && !TERMINAL.has(run.status) && run.lease.expiresAt > now + ttlMs;
   }
 
-  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
-    return this.answer(this.update(runId, releaseUpdate(runId, token, update)), (old) => isReleased(old, token));
+  protected release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
+    return this.applied(this.update(runId, releaseUpdate(runId, token, update)));
   }
 
-  async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
+  protected finish(runId: string, update: FinishUpdate): Promise<Applied> {
     const size = Buffer.byteLength(toJson(update.result) ?? "", "utf8") + Buffer.byteLength(toJson(update.error) ?? "", "utf8");
     const write = this.update(runId, finishUpdate(runId, update, this.retentionS)).catch((err: unknown) => {
       throw this.tooLarge(err, runId, META_SK, size);
     });
-    return this.answer(write, (old) => isFinishedBy(old, update));
+    return this.applied(write);
   }
 
   async getRecord(runId: string, key: string): Promise<StoredRecord | undefined> {
@@ -186,7 +188,15 @@ export class DynamoJournalStore implements JournalStore {
     return out.Item && decodeRecord(out.Item);
   }
 
-  async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+  async appendRecord(runId: string, record: StoredRecord, probe?: string): Promise<AppendResult> {
+    // The probe is a read of its own here: sent beside the write, so it costs no time.
+    const probing = probe === undefined ? undefined : this.getRecord(runId, probe);
+    const written = await this.put(runId, record);
+    if (!probing) return written;
+    return { ...written, probed: (await probing) ?? null };
+  }
+
+  private async put(runId: string, record: StoredRecord): Promise<AppendResult> {
     const { PutItemCommand } = await dynamodbSdk();
     const item = recordItem(runId, record, writeStamp());
     const size = itemSize(item);
@@ -211,7 +221,7 @@ export class DynamoJournalStore implements JournalStore {
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
     const { UpdateItemCommand } = await dynamodbSdk();
-    await this.answer(retryConflicts(() => this.client.send(new UpdateItemCommand({
+    await this.applied(retryConflicts(() => this.client.send(new UpdateItemCommand({
       TableName: this.table,
       Key: { pk: s(pkOf(runId)), sk: s(key) },
       UpdateExpression: "SET #late = :late",
@@ -222,23 +232,27 @@ export class DynamoJournalStore implements JournalStore {
   }
 
   async markDue(runId: string, at: number): Promise<void> {
-    await this.answer(this.update(runId, markDueUpdate(runId, at)));
+    await this.applied(this.update(runId, markDueUpdate(runId, at)));
   }
 
-  takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
-    return flow.takeSlot(this.client, this.table, scope, limit, holder, now);
+  slots(scope: string): Promise<SlotEntry[]> {
+    return flow.slots(this.client, this.table, scope);
   }
 
-  freeSlot(scope: string, runId: string): Promise<void> {
-    return flow.freeSlot(this.client, this.table, scope, runId);
+  protected putSlot(scope: string, index: number, holder: SlotHolder, now: number): Promise<boolean> {
+    return flow.putSlot(this.client, this.table, scope, index, holder, now);
+  }
+
+  protected deleteSlot(scope: string, index: number, runId: string): Promise<void> {
+    return flow.deleteSlot(this.client, this.table, scope, index, runId);
   }
 
   enqueue(scope: string, runId: string, at: number): Promise<void> {
     return flow.enqueue(this.client, this.table, scope, runId, at);
   }
 
-  dequeue(scope: string, run?: QueuedRun): Promise<string | undefined> {
-    return run === undefined ? flow.dequeue(this.client, this.table, scope) : flow.dequeueRun(this.client, this.table, scope, run);
+  protected async removeQueued(scope: string, run: QueuedRun): Promise<boolean> {
+    return (await flow.dequeueRun(this.client, this.table, scope, run)) !== undefined;
   }
 
   peek(scope: string): Promise<QueuedRun | undefined> {
@@ -336,16 +350,13 @@ export class DynamoJournalStore implements JournalStore {
     return out.Attributes;
   }
 
-  /**
-   * A conditional write's outcome: true if applied, false if its condition did not hold, unless
-   * the item as it was (`ownEffect`) shows that an earlier attempt of this same write applied it.
-   */
-  private async answer(write: Promise<unknown>, ownEffect?: (old: RunMeta) => boolean): Promise<boolean> {
+  /** A conditional write's answer: applied, or refused with the item as it was (ReturnValuesOnConditionCheckFailure). */
+  private async applied(write: Promise<unknown>): Promise<Applied> {
     try {
       await write;
-      return true;
+      return { applied: true };
     } catch (err) {
-      if (conditionFailed(err)) return ownEffect !== undefined && err.Item !== undefined && ownEffect(decodeMeta(err.Item));
+      if (conditionFailed(err)) return { applied: false, run: err.Item ? decodeMeta(err.Item) : undefined };
       throw err;
     }
   }

@@ -31,14 +31,18 @@ export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
   return { update: u, condition: `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})` };
 }
 
-/** Renew: moves the lease expiry, which is also the running run's wake time (for the watchdog). */
+/**
+ * Renew: moves the lease expiry, which is also the running run's wake time (for the watchdog) —
+ * later, never earlier: a renewal delayed in transit finds a later expiry and changes nothing
+ * (the store answers it as renewed: the lease is still this token's, and longer).
+ */
 export function renewUpdate(runId: string, token: number, now: number, ttlMs: number): MetaUpdate {
   const expiresAt = now + ttlMs;
   const u = new UpdateBuilder()
     .set(ATTR.leaseExpiresAt, n(expiresAt))
     .set(ATTR.wakeAt, n(expiresAt))
     .setAll(wakeIndexKeys(runId, "running", expiresAt) ?? {});
-  return { update: u, condition: leaseHeld(u, token) };
+  return { update: u, condition: `${leaseHeld(u, token)} AND ${u.name(ATTR.leaseExpiresAt)} <= ${u.value("c_expiresAt", n(expiresAt))}` };
 }
 
 /** Release: suspended (or queued) until `wakeAt` (in the due index) or, without one, until a signal. */
@@ -83,7 +87,8 @@ export function markDueUpdate(runId: string, at: number): MetaUpdate {
 
 /**
  * Finish: terminal status, out of the due index, lease freed, and `expiresAt` set so TTL removes
- * the meta item after the retention period. With a token, only its current holder may finish.
+ * the meta item after the retention period. Only the holder of the lease (its token) may finish,
+ * or anyone a run that was never invoked and holds no lease.
  */
 export function finishUpdate(runId: string, update: FinishUpdate, retentionS: number): MetaUpdate {
   const result = toJson(update.result);
@@ -97,7 +102,11 @@ export function finishUpdate(runId: string, update: FinishUpdate, retentionS: nu
     .setOrRemove(ATTR.result, result === undefined ? undefined : s(result))
     .setOrRemove(ATTR.error, error === undefined ? undefined : s(error))
     .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.wakeAt, ATTR.waitingFor, "gsi2pk", "gsi2sk");
-  const condition = update.token === undefined ? `attribute_exists(pk) AND ${u.notFinished()}` : leaseHeld(u, update.token);
+  // What the finish expects: its lease, or a run never invoked and not leased.
+  const condition =
+    "token" in update.expect
+      ? leaseHeld(u, update.expect.token)
+      : `attribute_exists(pk) AND ${u.notFinished()} AND attribute_not_exists(${u.name(ATTR.leaseOwner)}) AND ${u.name(ATTR.invocations)} = ${u.value("c_zero", n(0))}`;
   return { update: u, condition };
 }
 

@@ -6,7 +6,6 @@ import type { AwsRuntime } from "./runtime.ts";
 import type { LambdaContext, SqsBatchResponse, SqsEvent } from "./lambda-types.ts";
 import { parseWakeMessage, topUpDelaySeconds } from "./wake-message.ts";
 import { isChildEndMessage, parseChildEndMessage } from "./child-message.ts";
-import { deliverChildEnd } from "../core/engine-runs.ts";
 
 /**
  * Handles a batch of wakes. A wake that arrives early (Scheduler fires within its minute) is
@@ -34,7 +33,7 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
             rt.log({ level: "warn", event: "child-end", runId, childRunId: end.childRunId, outcome: "no-such-parent" });
             return;
           }
-          await deliverChildEnd(rt, end);
+          await rt.engine.protocol.deliverChildEnd(end);
           rt.log({ level: "info", event: "child-end", runId, childRunId: end.childRunId, status: end.outcome.status });
           return;
         }

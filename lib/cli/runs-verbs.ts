@@ -124,15 +124,14 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
           return 0;
         }
         default: {
-          const cancelled = await client.cancel(a ?? "", values.reason === undefined ? {} : { reason: values.reason });
-          if (!cancelled) {
-            err(`waymark: run ${a} had already finished (${(await client.get(a ?? "")).status}); nothing changed`);
+          const answer = await client.cancel(a ?? "", values.reason === undefined ? {} : { reason: values.reason });
+          if (answer.outcome === "already-ended") {
+            err(`waymark: run ${a} had already finished (${answer.status}); nothing changed`);
             return 1;
           }
           // A run that never started ends at once; any other ends after its compensations run.
-          const status = (await client.get(a ?? "")).status;
-          out(JSON.stringify({ runId: a, status: status === "cancelled" ? "cancelled" : "cancelling" }));
-          if (status !== "cancelled" && journal.note) err(`note: ${journal.note}`);
+          out(JSON.stringify({ runId: a, outcome: answer.outcome, status: answer.outcome === "cancelled" ? "cancelled" : "cancelling" }));
+          if (answer.outcome === "requested" && journal.note) err(`note: ${journal.note}`);
           return 0;
         }
       }

@@ -61,6 +61,14 @@ export interface EngineOptions {
   leaseTtlMs?: number;
   /** Invocations one run may take before it fails (a guard against runaway self-wakes). Default 10,000. */
   maxInvocations?: number;
+  /**
+   * How often, at most, a step's journal write also looks for a cancellation requested while the
+   * invocation runs (ms since it last looked). 0 (the default) looks on every write, which is
+   * free on the embedded and memory stores: a cancel that arrives while a body runs is seen
+   * before the next step starts. DynamoDB's look is a read beside the write: the AWS runtime
+   * looks once 250 ms have passed, so no forward step starts more than that after a cancel.
+   */
+  cancelProbeMs?: number;
   /** Longest one invocation may hold a run before it gives it up (`abandoned`). Default 15 minutes. */
   maxInvocationMs?: number;
   /** Largest step result, as JSON bytes, the journal takes. Default 256 KiB. */

@@ -35,7 +35,7 @@ export abstract class ExecutionState {
   /** Wake keys made pointless by this execution (a wait resolved before its timeout). */
   readonly cancelledWakes: string[] = [];
   /** Effects on other runs (a child's cancellation) the engine awaits before the invocation ends. */
-  readonly sideEffects: Array<Promise<unknown>> = [];
+  private readonly sideEffects: Array<Promise<unknown>> = [];
 
   protected readonly timers: Timers;
 
@@ -90,7 +90,7 @@ export abstract class ExecutionState {
     instead?: (err: unknown) => Unstamped<R> | undefined,
   ): Promise<{ record: R; won: boolean }> {
     const record = this.stamp(body);
-    let appended: { record: JournalRecord; won: boolean };
+    let appended: { record: JournalRecord; won: boolean; cancel?: string | null | undefined };
     try {
       appended = await this.o.append(record);
     } catch (first) {
@@ -106,6 +106,9 @@ export abstract class ExecutionState {
       }
     }
     const { record: winner, won } = appended;
+    // The journal holds a cancellation this execution did not know of: running bodies are
+    // aborted, and the next step (or wait) gets it — not a heartbeat later.
+    if (typeof appended.cancel === "string" && !this.knowsCancel) this.cancellation.request(appended.cancel);
     if (!won && race === "fence") {
       this.abort(new LeaseLostError(this.o.runId, `another invocation recorded "${keyOf(record)}" first`), true);
       return never();
@@ -148,16 +151,45 @@ export abstract class ExecutionState {
     this.o.onStep?.({ runId: this.o.runId, ...event });
   }
 
-  /** False once the engine learns the lease is gone: no new step may start. */
+  /** False once the execution has ended, or the engine learns the lease is gone: no new step may start. */
   protected ownsLease(): boolean {
+    if (this.done) return false;
     if (this.o.ownsLease === undefined || this.o.ownsLease()) return true;
     this.abort(new LeaseLostError(this.o.runId), true);
     return false;
   }
 
+  /** Step bodies (and reads by reference) still running: after an abort, they may outlive the execution. */
+  get bodiesInFlight(): number {
+    return this.inflight;
+  }
+
   /** True once this execution knows of a cancellation request. */
   get knowsCancel(): boolean {
     return this.cancellation.pending || this.cancellation.wasDelivered;
+  }
+
+  /**
+   * Whether the run's cancellation stops what is about to start here: a pending one is delivered
+   * at the first step or wait, and once delivered, only compensations run — a branch still
+   * running forward (a `Promise.all` sibling) gets it at its next step too. A compensation is
+   * never stopped (nor its body aborted): undoing must not be undone halfway.
+   */
+  protected cancelStops(compensation = false): boolean {
+    return !compensation && (this.cancellation.pending || this.cancellation.wasDelivered);
+  }
+
+  /** An effect on another run the invocation must see through (a child's cancellation); its failure is handled here. */
+  protected track(effect: Promise<unknown>): void {
+    effect.catch(() => {});
+    this.sideEffects.push(effect);
+  }
+
+  /** Waits for every effect on other runs; throws the first failure (the invocation is retried). */
+  async sideEffectsSettled(): Promise<void> {
+    const settled = await Promise.allSettled(this.sideEffects.splice(0));
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /** A cancellation noticed while running (the heartbeat read it): running step bodies are aborted. */
@@ -217,8 +249,10 @@ export abstract class ExecutionState {
     this.checkScheduled = true;
     this.timers.defer(() => {
       this.checkScheduled = false;
+      // Everything checked again: what looked like an end (a stall) may have moved on since.
       if (this.done || this.inflight > 0) return;
       if (this.order.pending > 0 && !this.order.stalled) return;
+      if (!this.settled && !this.fatal && this.blockers.length === 0 && !this.order.stalled) return;
       this.done = true;
       this.resolveOutcome(this.decide());
     });

@@ -49,8 +49,11 @@ export interface ExecutionOptions {
   now: () => number;
   /** Where timeouts and deferred checks are scheduled. Default: Node's timers. */
   timers?: Timers;
-  /** Appends a record write-once; resolves to the record that won (ours or the existing one). */
-  append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean }>;
+  /**
+   * Appends a record write-once; resolves to the record that won (ours or the existing one), and
+   * — when the append looked — the reason of a cancellation the journal holds (`null`: none).
+   */
+  append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean; cancel?: string | null | undefined }>;
   /** True when the invocation should checkpoint before starting another step (Lambda time). */
   shouldYield?: () => boolean;
   /** False once the lease is known to be lost (a renewal was refused): no new step starts. */
@@ -66,6 +69,8 @@ export interface ExecutionOptions {
    * from: the run id in the first incarnation, `<runId>~<k>` after (see incarnation.ts). Default: `runId`.
    */
   journalId?: string;
+  /** Which incarnation this is (1 unless continued); children started from it carry it. */
+  incarnation?: number;
   /** Starts and cancels child runs (`step.invoke`, `step.start`). */
   children?: ChildPort;
   /** The reason of a cancellation already requested when the execution starts. */

@@ -41,7 +41,7 @@ export abstract class WaitingExecution extends ExecutionState {
       this.cancellation.markDelivered();
       throw this.cancellation.error();
     }
-    if (this.o.now() < wakeAt && this.cancellation.pending && !this.o.replayOnly) {
+    if (this.o.now() < wakeAt && this.cancelStops() && !this.o.replayOnly) {
       // Delivered here: the sleep ends early with the cancellation (journaled, so replay agrees).
       if (!recorded) await this.write({ type: "step", kind: "sleep", stepId, wakeAt });
       const { record } = await this.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");
@@ -92,7 +92,7 @@ export abstract class WaitingExecution extends ExecutionState {
     if (!resolution) {
       const buffered = this.o.journal.bufferedSignals(name, stepId).find((s) => !this.claimedSignals.has(s.signalId));
       const timedOut = timeoutAt !== undefined && this.o.now() >= timeoutAt;
-      if (!buffered && !timedOut && this.cancellation.pending && !this.o.replayOnly) {
+      if (!buffered && !timedOut && this.cancelStops() && !this.o.replayOnly) {
         // Delivered here, unless a signal or the timeout decided the wait first.
         if (!recorded) await this.write({ type: "step", kind: "wait", stepId, signal: name, ...(timeoutAt === undefined ? {} : { timeoutAt }) });
         const written = await this.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");

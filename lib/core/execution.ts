@@ -24,7 +24,6 @@ import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonB
 import { validate } from "./validate.ts";
 import { boundedMap, type MapFn, type MapOptions } from "./fan-out.ts";
 import { createSaga } from "./saga.ts";
-import { incarnationOf } from "./incarnation.ts";
 import { CHILD_SIGNAL, CHILD_START_RETRY, childOutcomeSchema, type ChildHost, type ChildOptions, runChild } from "./children.ts";
 import type { AnyWorkflow } from "./definition.ts";
 import { zodIssues } from "./zod-issues.ts";
@@ -90,6 +89,8 @@ export class Execution extends WaitingExecution {
 
   /** `ordered: false` for steps whose result no code awaits in order (a wait's `:notify`). */
   protected async runStepWithId<T>(stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions, ordered = true): Promise<T | Later<T>> {
+    // An execution that has ended (aborted, stopped) starts nothing, not even the next item of a map.
+    if (this.done) return never();
     const recorded = this.o.journal.step(stepId);
     if (recorded) {
       if (recorded.kind !== "run") return this.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
@@ -107,7 +108,7 @@ export class Execution extends WaitingExecution {
     const atMostOnce = options?.semantics === "at-most-once";
     const prior = this.o.journal.attempts(stepId);
     const last = prior.at(-1);
-    const cancelHere = this.cancellation.pending;
+    const cancelHere = this.cancelStops(options?.compensation === true);
     if (!cancelHere && last && last.retryAt > this.o.now()) {
       return this.retryAt(stepId, last.retryAt);
     }
@@ -148,12 +149,21 @@ export class Execution extends WaitingExecution {
         // Prove ownership before every side effect: a lease not expired by our own clock.
         if (!this.ownsLease()) return never();
         if (atMostOnce) await this.write<StartRecord>({ type: "start", stepId, attempt });
+        // The start marker's write took time: the execution may have ended meanwhile (its lease lost).
+        if (atMostOnce && !this.ownsLease()) return never();
+        // A write just now (the start marker, a failed attempt's record) may have found the run
+        // cancelled: then the body does not run, and the step fails with the cancellation.
+        if (this.cancelStops(options?.compensation === true)) {
+          this.cancellation.markDelivered();
+          const error = serializeError(this.cancellation.error());
+          return await this.deliver<T>({ type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt: this.o.now(), ...semantics }, written, "failed", ordered);
+        }
         const startedAt = this.o.now();
         // Only the step's own failure (or a result that cannot be journaled) is the step failing;
         // a journal write that fails aborts the invocation instead (see `write`).
         let value: T;
         try {
-          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs, this.cancellation.signal, this.timers);
+          const body = () => runAttempt(`${this.o.journalId ?? this.o.runId}/${stepId}`, stepId, fn, attempt, timeoutMs, options?.compensation ? undefined : this.cancellation.signal, this.timers);
           const around = this.o.aroundAttempt;
           value = around ? await around({ runId: this.o.runId, workflow: this.o.workflow.name, stepId, attempt }, body) : await body();
           assertJsonSafe(value, `result of step "${stepId}"`);
@@ -213,7 +223,7 @@ export class Execution extends WaitingExecution {
   private childHost(): ChildHost {
     return {
       runId: this.o.runId,
-      incarnation: incarnationOf(this.o.journalId ?? this.o.runId),
+      incarnation: this.o.incarnation ?? 1,
       nextId: (name) => {
         const id = this.nextId(name);
         return this.done || this.fatal ? undefined : id;
@@ -227,7 +237,7 @@ export class Execution extends WaitingExecution {
         // Awaited by the engine before the invocation ends (a frozen Lambda sends nothing later).
         if (cancelWithParent && this.cancellation.wasDelivered && this.o.children) {
           const reason = `its parent was cancelled: ${this.cancellation.reason}`;
-          this.sideEffects.push(this.o.children.cancel({ workflow: child.workflow, runId: child.runId, reason, parent: { runId: this.o.runId, waitId: child.waitId } }));
+          this.track(this.o.children.cancel({ workflow: child.workflow, runId: child.runId, reason, parent: { runId: this.o.runId, waitId: child.waitId } }));
         }
       },
     };
@@ -240,9 +250,15 @@ export class Execution extends WaitingExecution {
     if (this.done || this.fatal) return never();
     const list = [...items];
     const { concurrency = 10, failures = "fail-fast", ...stepOptions } = options;
-    // Unordered steps: the map orders its results by index itself.
-    const outcomes = await boundedMap(list.length, concurrency, failures === "fail-fast", (index) =>
-      this.runStepWithId(`${mapId}/${index}`, (ctx) => fn(list[index], { ...ctx, index }), stepOptions, false),
+    // Unordered steps: the map orders its results by index itself. After a failure (fail-fast),
+    // items the journal holds are still visited — they had started before it, live — so every
+    // replay reaches the same items and throws the same failure.
+    const outcomes = await boundedMap(
+      list.length,
+      concurrency,
+      failures === "fail-fast",
+      (index) => this.runStepWithId(`${mapId}/${index}`, (ctx) => fn(list[index], { ...ctx, index }), stepOptions, false),
+      (index) => this.o.journal.step(`${mapId}/${index}`) !== undefined,
     );
     return failures === "collect" ? outcomes : outcomes.map((o) => (o.ok ? o.value : undefined));
   }
@@ -251,8 +267,9 @@ export class Execution extends WaitingExecution {
 
   private continueAsNew(input: unknown): Promise<never> {
     if (this.done || this.fatal) return never();
-    // A cancellation requested during this incarnation is delivered here, not left behind in it.
-    if (this.cancellation.pending && !this.o.replayOnly) {
+    // A cancellation requested during this incarnation is delivered here, not left behind in it
+    // (and once delivered, the run is winding down: it does not go on as a new incarnation).
+    if (this.cancelStops() && !this.o.replayOnly) {
       this.cancellation.markDelivered();
       return Promise.reject(this.cancellation.error());
     }

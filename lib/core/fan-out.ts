@@ -10,8 +10,9 @@ export interface MapOptions extends StepRunOptions {
   /** Most item bodies running at once. Default 10. */
   concurrency?: number;
   /**
-   * `fail-fast` (default): the first item that fails (after its retries) rejects the map with its
-   * `StepFailedError`; items already running finish and are recorded, no new item starts.
+   * `fail-fast` (default): once an item fails (after its retries), no new item starts; the items
+   * already running finish and are recorded, and the map rejects with the failure of the first
+   * item (by index) that failed — the same one on every replay.
    * `collect`: every item runs; the map resolves to one outcome per item.
    */
   failures?: "fail-fast" | "collect";
@@ -20,30 +21,35 @@ export interface MapOptions extends StepRunOptions {
 /** One item's outcome with `failures: "collect"`. */
 export type MapOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
-/** Runs `run(index)` for every index with at most `concurrency` in flight; results in index order. */
-export async function boundedMap<R>(count: number, concurrency: number, failFast: boolean, run: (index: number) => Promise<R>): Promise<Array<MapOutcome<R>>> {
+/**
+ * Runs `run(index)` for every index with at most `concurrency` in flight; results in index order.
+ * Fail-fast: once an item has failed, no new item starts — except items `recorded` says already
+ * ran (on replay: they started before the failure, live) — and once the items in flight have
+ * finished, the failure of the lowest index is thrown: the same on every replay.
+ */
+export async function boundedMap<R>(count: number, concurrency: number, failFast: boolean, run: (index: number) => Promise<R>, recorded: (index: number) => boolean = () => false): Promise<Array<MapOutcome<R>>> {
   const limit = Math.max(1, Math.floor(concurrency));
-  const out: Array<MapOutcome<R>> = new Array(count);
+  const out: Array<MapOutcome<R> | undefined> = new Array(count);
   let next = 0;
-  let failed: unknown;
-  let hasFailed = false;
+  let failed = false;
   const worker = async (): Promise<void> => {
-    while (next < count && !(failFast && hasFailed)) {
+    while (next < count) {
       const index = next++;
+      if (failFast && failed && !recorded(index)) continue;
       try {
         out[index] = { ok: true, value: await run(index) };
       } catch (error) {
         out[index] = { ok: false, error };
-        if (!hasFailed) {
-          hasFailed = true;
-          failed = error;
-        }
+        failed = true;
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-  if (failFast && hasFailed) throw failed;
-  return out;
+  if (failFast) {
+    const first = out.find((o): o is { ok: false; error: unknown } => o !== undefined && !o.ok);
+    if (first) throw first.error;
+  }
+  return out as Array<MapOutcome<R>>;
 }
 
 export type MapFn<T, R> = (item: T, ctx: StepRunContext & { index: number }) => Promise<R> | R;

@@ -34,7 +34,7 @@ export class JournalView {
 
   private add(record: JournalRecord, lateFor: string | undefined): void {
     if (record.marks) for (const [k, v] of Object.entries(record.marks)) this.marks.set(k, v);
-    if (record.type !== "signal") this.ownRecords++;
+    if (record.type !== "signal" && record.type !== "delivery") this.ownRecords++;
     if (record.inv !== undefined && record.type !== "signal") {
       if (this.lastInv === undefined || record.inv > this.lastInv) {
         this.lastInv = record.inv;
@@ -90,6 +90,11 @@ export class JournalView {
   /** Ids of every recorded step (`run`, `sleep`, `wait`). */
   stepIds(): string[] {
     return [...this.steps.keys()];
+  }
+
+  /** Whether any step ran here: a step recorded, or an attempt of one failed or started. */
+  hasRun(): boolean {
+    return this.steps.size > 0 || this.attemptsByStep.size > 0 || this.startsByStep.size > 0;
   }
 
   /** Ids of steps with failed (`attempt`) or started (`start`) attempts recorded. */

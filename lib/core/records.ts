@@ -11,6 +11,8 @@
  *   start#<stepId>#<n>     attempt n of an at-most-once step is about to run its body
  *   cancel                 the run was asked to cancel, with the reason
  *   parent                 a child run's parent and the wait its end resolves
+ *   delivery#<signalId>    in the first journal only: the incarnation (past the first) a signal
+ *                          id was delivered to, so that a retried delivery is never made twice
  */
 import * as z from "./shape.ts";
 import { JournalFormatError } from "./errors.ts";
@@ -136,6 +138,17 @@ export const ParentRecord = z.object({
   replyTo: z.string().optional(),
 });
 
+/**
+ * In the run's first journal: which incarnation (past the first) a signal id was delivered to.
+ * Write-once, key `delivery#<signalId>`; the first journal is never executed again by then.
+ */
+export const DeliveryRecord = z.object({
+  ...common,
+  type: z.literal("delivery"),
+  signalId: z.string(),
+  incarnation: z.number().int().positive(),
+});
+
 /** A request to cancel the run (`client.cancel`, or the run's own timeout): write-once, key `cancel`. */
 export const CancelRecord = z.object({
   ...common,
@@ -155,8 +168,9 @@ export type SignalRecord = z.infer<typeof SignalRecord>;
 export type StartRecord = z.infer<typeof StartRecord>;
 export type CancelRecord = z.infer<typeof CancelRecord>;
 export type ParentRecord = z.infer<typeof ParentRecord>;
+export type DeliveryRecord = z.infer<typeof DeliveryRecord>;
 export type SignalSender = z.infer<typeof SignalSender>;
-export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord | ParentRecord;
+export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord | ParentRecord | DeliveryRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;
 
@@ -168,6 +182,7 @@ export const keys = {
   start: (stepId: string, n: number) => `start#${stepId}#${n}`,
   cancel: () => "cancel",
   parent: () => "parent",
+  delivery: (signalId: string) => `delivery#${signalId}`,
 };
 
 /** The key a record is stored under. */
@@ -187,6 +202,8 @@ export function keyOf(r: JournalRecord): string {
       return keys.cancel();
     case "parent":
       return keys.parent();
+    case "delivery":
+      return keys.delivery(r.signalId);
   }
 }
 
@@ -207,6 +224,8 @@ function schemaFor(body: unknown) {
       return CancelRecord;
     case "parent":
       return ParentRecord;
+    case "delivery":
+      return DeliveryRecord;
     default:
       return undefined;
   }

@@ -32,8 +32,11 @@ export function isContinuedBy(meta: RunMeta | undefined, token: number, update: 
   return meta !== undefined && meta.leaseToken === token && meta.lease === undefined && (meta.incarnation ?? 1) === update.incarnation;
 }
 
-/** The run was finished by this very update (same status, same time, same token if one was given). */
+/**
+ * The run was finished by this very update: same status, same time, and what it expected — the
+ * holder of that token (still the last granted), or a run never invoked (still none granted).
+ */
 export function isFinishedBy(meta: RunMeta | undefined, update: FinishUpdate): boolean {
   if (meta === undefined || meta.status !== update.status || meta.finishedAt !== update.now) return false;
-  return update.token === undefined || meta.leaseToken === update.token;
+  return "token" in update.expect ? meta.leaseToken === update.expect.token : meta.invocations === 0;
 }

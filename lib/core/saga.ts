@@ -42,7 +42,7 @@ export function createSaga(step: Pick<Step, "run">): Saga {
     async compensate() {
       while (undo.length > 0) {
         const next = undo.pop();
-        if (next) await step.run(next.name, next.fn, next.options);
+        if (next) await step.run(next.name, next.fn, { ...next.options, compensation: true });
       }
     },
   };

@@ -44,6 +44,20 @@ export interface StepRunOptions {
    * ```
    */
   semantics?: "at-least-once" | "at-most-once";
+  /**
+   * A compensation: it runs after the run's cancellation was delivered. Once a cancellation is
+   * delivered, every other step (and sleep, and wait) fails at once with `CancelledError`, so a
+   * branch still running forward stops at its next step; `saga.compensate()` marks its steps so.
+   *
+   * @example
+   * ```ts
+   * } catch (err) {
+   *   if (err instanceof CancelledError) await step.run("refund", refundFn, { compensation: true });
+   *   throw err;
+   * }
+   * ```
+   */
+  compensation?: boolean;
 }
 
 /**

@@ -2,7 +2,7 @@
  * The routes' actions, once the handler has matched, authenticated and parsed the request.
  * Each one is a single call into the client, which validates before it writes.
  */
-import { decision } from "../signal-resolution.ts";
+import { decision } from "../core/run/signals.ts";
 import * as z from "../core/shape.ts";
 import type { Client, HistoryEntry } from "../client.ts";
 import { RunFinishedError, SignalConflictError, UnknownWorkflowError, WaitNotFoundError, WaitResolvedError, type WaitDecision } from "../core/errors.ts";
@@ -83,16 +83,16 @@ export async function deliverSignal(ctx: RouteContext, runId: string, name: stri
 }
 
 /**
- * `POST /runs/:runId/cancel`: 202 when the request is journaled (or the run, never started,
- * ended `cancelled` at once); 409 `RunFinishedError` with the run's status when it had already
- * finished. Idempotent: asking again keeps the first reason.
+ * `POST /runs/:runId/cancel`: 202 with what the cancel did — `outcome: "cancelled"` (the run had
+ * not started and ended now) or `"requested"` (journaled: it ends after its compensations); 409
+ * `RunFinishedError` with the run's status when it had already ended. Idempotent: asking again
+ * keeps the first reason.
  */
 export async function cancelRun(ctx: RouteContext, runId: string, body: unknown): Promise<HttpResponse> {
   const { reason } = parse(CancelBody, body, []);
-  const asked = await ctx.client.cancel(runId, reason === undefined ? {} : { reason });
-  const run = await ctx.client.get(runId);
-  if (!asked) throw new RunFinishedError(runId, run.status);
-  return json(202, { runId, status: run.status, cancelling: !TERMINAL_STATUSES.has(run.status) });
+  const answer = await ctx.client.cancel(runId, reason === undefined ? {} : { reason });
+  if (answer.outcome === "already-ended") throw new RunFinishedError(runId, answer.status);
+  return json(202, { runId, outcome: answer.outcome, status: answer.status, cancelling: answer.outcome === "requested" });
 }
 
 /** `GET /approvals/:token`: what the link approves and whether it is still open; writes nothing. */

@@ -1,48 +1,33 @@
 /**
- * Flow control on the SQLite file (the store contract's slots, queue and latest start): each
- * operation one statement, or one IMMEDIATE transaction, which takes the write lock before it
- * reads, so processes sharing the file never grant one slot twice.
+ * Flow control on the SQLite file: the primitives the shared rules (lib/core/journal-base.ts)
+ * take a slot, free it and run the queue with — each one conditional statement, so processes
+ * sharing the file never hold one slot twice.
  */
-import type { QueuedRun, SlotHolder } from "../ports.ts";
+import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
 import type { Database } from "./database.ts";
 
-/** Flow control's operations on the file, as the store's flow-control methods need them. */
+/** Flow control's statements, as the store's flow primitives need them. */
 export interface FlowStatements {
-  take(scope: string, limit: number, holder: SlotHolder, now: number): boolean;
-  free(scope: string, runId: string): void;
+  slots(scope: string): SlotEntry[];
+  /** Slot `index` for `holder` if free, expired by `now`, or the holder's already. */
+  put(scope: string, index: number, holder: SlotHolder, now: number): boolean;
+  remove(scope: string, index: number, runId: string): void;
   enqueue(scope: string, runId: string, at: number): void;
-  dequeue(scope: string, run?: QueuedRun): string | undefined;
+  dequeue(scope: string, run: QueuedRun): boolean;
   peek(scope: string): QueuedRun | undefined;
   markLatest(scope: string, runId: string, at: number): void;
   latest(scope: string): string | undefined;
 }
 
-/** Flow control's statements: each operation one statement, or one IMMEDIATE transaction. */
 export function flowStatements(db: Database): FlowStatements {
-  const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ?");
-  const put = db.prepare<[string, number, string, number]>("INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at");
+  const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ? ORDER BY idx");
+  const put = db.prepare<[{ scope: string; idx: number; runId: string; expiresAt: number; now: number }]>(`
+    INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (@scope, @idx, @runId, @expiresAt)
+    ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at
+    WHERE flow_slots.expires_at <= @now OR flow_slots.run_id = excluded.run_id`);
+  const remove = db.prepare<[string, number, string]>("DELETE FROM flow_slots WHERE scope = ? AND idx = ? AND run_id = ?");
   const first = db.prepare<[string], { run_id: string; at: number }>("SELECT run_id, at FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
-  const remove = db.prepare<[string, string]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ?");
-  const take = db.transaction((scope: string, limit: number, holder: SlotHolder, now: number): boolean => {
-    const held = slots.all(scope);
-    const mine = held.find((s) => s.run_id === holder.runId);
-    let idx = mine?.idx;
-    for (let i = 0; idx === undefined && i < limit; i++) {
-      const s = held.find((h) => h.idx === i);
-      if (!s || s.expires_at <= now) idx = i;
-    }
-    if (idx === undefined) return false;
-    put.run(scope, idx, holder.runId, holder.expiresAt);
-    return true;
-  });
-  const dequeue = db.transaction((scope: string): string | undefined => {
-    const row = first.get(scope);
-    if (row) remove.run(scope, row.run_id);
-    return row?.run_id;
-  });
   const removeAt = db.prepare<[string, string, number]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ? AND at = ?");
-  const dequeueRun = (scope: string, run: QueuedRun): string | undefined => (removeAt.run(scope, run.runId, run.at).changes > 0 ? run.runId : undefined);
-  const free = db.prepare<[string, string]>("DELETE FROM flow_slots WHERE scope = ? AND run_id = ?");
   const insert = db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING");
   const markLatest = db.prepare<[string, string, number]>(`
     INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
@@ -50,10 +35,11 @@ export function flowStatements(db: Database): FlowStatements {
     WHERE excluded.at > flow_latest.at OR (excluded.at = flow_latest.at AND excluded.run_id > flow_latest.run_id)`);
   const latest = db.prepare<[string], { run_id: string }>("SELECT run_id FROM flow_latest WHERE scope = ?");
   return {
-    take: (scope, limit, holder, now) => take.immediate(scope, limit, holder, now),
-    free: (scope, runId) => void free.run(scope, runId),
+    slots: (scope) => slots.all(scope).map((r) => ({ index: r.idx, runId: r.run_id, expiresAt: r.expires_at })),
+    put: (scope, index, holder, now) => put.run({ scope, idx: index, runId: holder.runId, expiresAt: holder.expiresAt, now }).changes > 0,
+    remove: (scope, index, runId) => void remove.run(scope, index, runId),
     enqueue: (scope, runId, at) => void insert.run(scope, runId, Math.max(0, Math.floor(at))),
-    dequeue: (scope, run) => (run === undefined ? dequeue.immediate(scope) : dequeueRun(scope, run)),
+    dequeue: (scope, run) => removeAt.run(scope, run.runId, run.at).changes > 0,
     peek: (scope) => {
       const row = first.get(scope);
       return row && { runId: row.run_id, at: row.at };

@@ -13,9 +13,7 @@
  */
 import type { Statement } from "better-sqlite3";
 import {
-  TERMINAL_STATUSES,
   type AcquireRequest,
-  type AcquireResult,
   type AppendResult,
   type ContinueUpdate,
   type FinishUpdate,
@@ -27,13 +25,15 @@ import {
   type QueuedRun,
   type RunMeta,
   type RunPage,
+  type SlotEntry,
   type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
 import type { Database } from "./database.ts";
-import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
-import { journalIdOf } from "../core/incarnation.ts";
+import { sameBody } from "../core/retried-writes.ts";
+import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
+import { journalIdOf } from "../core/run/journal-ids.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
 import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
@@ -61,7 +61,7 @@ export interface SqliteJournalStoreOptions {
  * console.log((await store.getRun("order-1"))?.status); // "pending"
  * ```
  */
-export class SqliteJournalStore implements JournalStore {
+export class SqliteJournalStore extends JournalStoreBase implements JournalStore {
   private readonly insertRun: Statement<[Params]>;
   private readonly selectRun: Statement<[string], RunRow>;
   private readonly selectRecords: Statement<[string], RecordRow>;
@@ -69,7 +69,7 @@ export class SqliteJournalStore implements JournalStore {
   private readonly grantLease: Statement<[Params], RunRow>;
   private readonly extendLease: Statement<[Params]>;
   private readonly suspend: Statement<[Params]>;
-  private readonly finish: Statement<[Params]>;
+  private readonly finishStmt: Statement<[Params]>;
   private readonly continueStmt: Statement<[Params]>;
   private readonly insertRecord: Statement<[string, string, string, string | null]>;
   private readonly setLate: Statement<[string, string, string]>;
@@ -78,11 +78,12 @@ export class SqliteJournalStore implements JournalStore {
   /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
   private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordRow[] } | undefined;
-  private readonly acquire: (runId: string, req: AcquireRequest) => AcquireResult;
+  private readonly acquire: (runId: string, req: AcquireRequest) => Granted;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
   private readonly flow: FlowStatements;
 
   constructor(db: Database, options: SqliteJournalStoreOptions = {}) {
+    super();
     const retentionMs = (options.retentionDays ?? 30) * DAY_MS;
     this.insertRun = db.prepare<[Params]>(`
       INSERT INTO runs (run_id, workflow, input, status, created_at, updated_at, wake_at, lease_token, invocations)
@@ -97,8 +98,9 @@ export class SqliteJournalStore implements JournalStore {
       WHERE run_id = @runId AND ${NOT_FINISHED}
         AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_token = @ifToken)
       RETURNING *`);
+    // Never backwards: a renewal delayed in transit must not undo a later one.
     this.extendLease = db.prepare<[Params]>(`
-      UPDATE runs SET lease_expires_at = @expiresAt, wake_at = @expiresAt
+      UPDATE runs SET lease_expires_at = MAX(lease_expires_at, @expiresAt), wake_at = MAX(lease_expires_at, @expiresAt)
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
     this.suspend = db.prepare<[Params]>(`
       UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = @status,
@@ -108,11 +110,13 @@ export class SqliteJournalStore implements JournalStore {
       UPDATE runs SET input = @input, incarnation = @incarnation, status = 'pending', wake_at = @now, waiting_for = NULL,
         lease_owner = NULL, lease_expires_at = NULL, updated_at = @now
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
-    this.finish = db.prepare<[Params]>(`
+    // What the finish expects: its lease (a token), or a run never invoked and not leased.
+    this.finishStmt = db.prepare<[Params]>(`
       UPDATE runs SET status = @status, result = @result, error = @error, finished_at = @now, updated_at = @now,
         lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, waiting_for = NULL
       WHERE run_id = @runId AND ${NOT_FINISHED}
-        AND (@token IS NULL OR (lease_owner IS NOT NULL AND lease_token = @token))`);
+        AND ((@token IS NOT NULL AND lease_owner IS NOT NULL AND lease_token = @token)
+          OR (@token IS NULL AND lease_owner IS NULL AND invocations = 0))`);
     this.insertRecord = db.prepare<[string, string, string, string | null]>("INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
     this.due = db.prepare<[Params]>(`
@@ -136,19 +140,12 @@ export class SqliteJournalStore implements JournalStore {
       const run = this.selectRun.get(runId);
       return run && { run, records: this.selectRecords.all(journalIdOf(runId, incarnation ?? run.incarnation)) };
     });
-    const acquire = db.transaction((runId: string, req: AcquireRequest): AcquireResult => {
+    const acquire = db.transaction((runId: string, req: AcquireRequest): Granted => {
       const expiresAt = req.now + req.ttlMs;
       const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null });
-      if (granted) {
-        const run = toMeta(granted);
-        return { acquired: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run };
-      }
+      if (granted) return { applied: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run: toMeta(granted) };
       const row = this.selectRun.get(runId);
-      if (!row) return { acquired: false, reason: "missing" };
-      const run = toMeta(row);
-      // A retried grant whose first attempt was applied: the same answer again.
-      if (isOwnGrant(run, req.owner) && run.lease) return { acquired: true, lease: run.lease, run };
-      return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
+      return { applied: false, run: row && toMeta(row) };
     });
     this.acquire = acquire.immediate;
 
@@ -206,7 +203,7 @@ export class SqliteJournalStore implements JournalStore {
     return read && { run: toMeta(read.run), records: read.records.map(toRecord) };
   }
 
-  async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+  protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
     return this.acquire(runId, req);
   }
 
@@ -214,26 +211,31 @@ export class SqliteJournalStore implements JournalStore {
     return this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1;
   }
 
-  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+  protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null, status: update.status ?? "suspended" };
-    return this.suspend.run(params).changes === 1 || isReleased(await this.getRun(runId), token);
+    return this.suspend.run(params).changes === 1 ? { applied: true } : this.refused(runId);
   }
 
-  async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
+  protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, input: toJson(update.input), incarnation: update.incarnation };
-    return this.continueStmt.run(params).changes === 1 || isContinuedBy(await this.getRun(runId), token, update);
+    return this.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId);
   }
 
-  async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
+  protected async finish(runId: string, update: FinishUpdate): Promise<Applied> {
     const params = {
       runId,
       status: update.status,
       now: update.now,
       result: toJson(update.result),
       error: toJson(update.error),
-      token: update.token ?? null,
+      token: "token" in update.expect ? update.expect.token : null,
     };
-    return this.finish.run(params).changes === 1 || isFinishedBy(await this.getRun(runId), update);
+    return this.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId);
+  }
+
+  private refused(runId: string): Applied {
+    const row = this.selectRun.get(runId);
+    return { applied: false, run: row && toMeta(row) };
   }
 
   async getRecord(runId: string, key: string): Promise<StoredRecord | undefined> {
@@ -241,14 +243,18 @@ export class SqliteJournalStore implements JournalStore {
     return row && toRecord(row);
   }
 
-  async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+  async appendRecord(runId: string, record: StoredRecord, probe?: string): Promise<AppendResult> {
     const body = toJson(record.body) ?? "null";
-    if (this.insertRecord.run(runId, record.key, body, record.lateFor ?? null).changes === 1) return { written: true };
+    const inserted = this.insertRecord.run(runId, record.key, body, record.lateFor ?? null).changes === 1;
+    // The probe is one indexed read on the same connection: free enough to do on every append.
+    const seen = probe === undefined ? undefined : this.selectRecord.get(runId, probe);
+    const probed = probe === undefined ? {} : { probed: seen ? toRecord(seen) : null };
+    if (inserted) return { written: true, ...probed };
     // Records are deleted only with their finished run (retention), so the one that won is here.
     const existing = this.selectRecord.get(runId, record.key);
     if (!existing) throw new Error(`record "${record.key}" of run "${runId}" was neither written nor found`);
     const stored = toRecord(existing);
-    return sameBody(stored.body, record.body) ? { written: true } : { written: false, existing: stored };
+    return sameBody(stored.body, record.body) ? { written: true, ...probed } : { written: false, existing: stored, ...probed };
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
@@ -277,19 +283,23 @@ export class SqliteJournalStore implements JournalStore {
     return this.selectDue.all(now, Math.max(0, Math.floor(limit))).map(toMeta);
   }
 
-  async takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
-    return this.flow.take(scope, limit, holder, now);
+  async slots(scope: string): Promise<SlotEntry[]> {
+    return this.flow.slots(scope);
   }
 
-  async freeSlot(scope: string, runId: string): Promise<void> {
-    this.flow.free(scope, runId);
+  protected async putSlot(scope: string, index: number, holder: SlotHolder, now: number): Promise<boolean> {
+    return this.flow.put(scope, index, holder, now);
+  }
+
+  protected async deleteSlot(scope: string, index: number, runId: string): Promise<void> {
+    this.flow.remove(scope, index, runId);
   }
 
   async enqueue(scope: string, runId: string, at: number): Promise<void> {
     this.flow.enqueue(scope, runId, at);
   }
 
-  async dequeue(scope: string, run?: QueuedRun): Promise<string | undefined> {
+  protected async removeQueued(scope: string, run: QueuedRun): Promise<boolean> {
     return this.flow.dequeue(scope, run);
   }
 

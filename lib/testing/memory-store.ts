@@ -10,7 +10,6 @@
 import {
   TERMINAL_STATUSES,
   type AcquireRequest,
-  type AcquireResult,
   type AppendResult,
   type ContinueUpdate,
   type FinishUpdate,
@@ -22,12 +21,14 @@ import {
   type QueuedRun,
   type RunMeta,
   type RunPage,
+  type SlotEntry,
   type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
 } from "../ports.ts";
-import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased, sameBody } from "../core/retried-writes.ts";
-import { journalIdOf } from "../core/incarnation.ts";
+import { sameBody } from "../core/retried-writes.ts";
+import { type Applied, type Granted, JournalStoreBase, meetsExpectation } from "../core/journal-base.ts";
+import { journalIdOf } from "../core/run/journal-ids.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 const DEFAULT_PAGE = 100;
@@ -49,10 +50,10 @@ export interface MemoryJournalStoreOptions {
  * const lease = await store.acquireLease("order-1", { owner: "test", now: Date.now(), ttlMs: 30_000 });
  * ```
  */
-export class MemoryJournalStore implements JournalStore {
+export class MemoryJournalStore extends JournalStoreBase implements JournalStore {
   private readonly retentionMs: number;
   private readonly runs = new Map<string, RunMeta>();
-  private readonly slots = new Map<string, Array<SlotHolder | undefined>>();
+  private readonly slotsOf = new Map<string, Array<SlotHolder | undefined>>();
   private readonly queues = new Map<string, Map<string, number>>();
   private readonly latestByScope = new Map<string, { runId: string; at: number }>();
   /**
@@ -62,6 +63,7 @@ export class MemoryJournalStore implements JournalStore {
   private readonly records = new Map<string, Map<string, StoredRecord>>();
 
   constructor(options: MemoryJournalStoreOptions = {}) {
+    super();
     this.retentionMs = (options.retentionDays ?? 30) * DAY_MS;
   }
 
@@ -96,29 +98,12 @@ export class MemoryJournalStore implements JournalStore {
     return structuredClone({ run: meta, records: [...(this.records.get(journalId)?.values() ?? [])] });
   }
 
-  async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
-    const meta = this.leased(runId, token);
-    if (!meta) return isContinuedBy(this.runs.get(runId), token, update);
-    delete meta.lease;
-    meta.input = structuredClone(update.input);
-    meta.incarnation = update.incarnation;
-    meta.status = "pending";
-    meta.wakeAt = update.now;
-    delete meta.waitingFor;
-    meta.updatedAt = update.now;
-    return true;
-  }
 
-  async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
+  protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
     const meta = this.runs.get(runId);
-    if (!meta) return { acquired: false, reason: "missing" };
-    if (TERMINAL_STATUSES.has(meta.status)) return { acquired: false, reason: "finished", run: structuredClone(meta) };
-    // A retried grant whose first attempt was applied finds its own lease: the same answer again.
-    if (isOwnGrant(meta, req.owner) && meta.lease) return { acquired: true, lease: { ...meta.lease }, run: structuredClone(meta) };
+    if (!meta || TERMINAL_STATUSES.has(meta.status)) return this.refused(runId);
     const held = meta.lease !== undefined && meta.lease.expiresAt > req.now;
-    if (held && (req.ifToken === undefined || req.ifToken !== meta.lease?.token)) {
-      return { acquired: false, reason: "held", run: structuredClone(meta) };
-    }
+    if (held && (req.ifToken === undefined || req.ifToken !== meta.lease?.token)) return this.refused(runId);
     const token = meta.leaseToken + 1;
     const expiresAt = req.now + req.ttlMs;
     meta.lease = { owner: req.owner, token, expiresAt };
@@ -127,33 +112,45 @@ export class MemoryJournalStore implements JournalStore {
     meta.wakeAt = expiresAt;
     meta.invocations += 1;
     meta.updatedAt = req.now;
-    return { acquired: true, lease: { ...meta.lease }, run: structuredClone(meta) };
+    return { applied: true, lease: { ...meta.lease }, run: structuredClone(meta) };
   }
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
     const meta = this.leased(runId, token);
     if (!meta?.lease) return false;
-    meta.lease.expiresAt = now + ttlMs;
-    meta.wakeAt = now + ttlMs;
+    // Never backwards: a renewal delayed in transit must not undo a later one.
+    meta.lease.expiresAt = Math.max(meta.lease.expiresAt, now + ttlMs);
+    meta.wakeAt = meta.lease.expiresAt;
     return true;
   }
 
-  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+  protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
     const meta = this.leased(runId, token);
-    if (!meta) return isReleased(this.runs.get(runId), token);
+    if (!meta) return this.refused(runId);
     delete meta.lease;
     meta.status = update.status ?? "suspended";
     setOrDelete(meta, "wakeAt", update.wakeAt);
     setOrDelete(meta, "waitingFor", update.waitingFor);
     meta.updatedAt = update.now;
-    return true;
+    return { applied: true };
   }
 
-  async finishRun(runId: string, update: FinishUpdate): Promise<boolean> {
+  protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
+    const meta = this.leased(runId, token);
+    if (!meta) return this.refused(runId);
+    delete meta.lease;
+    meta.input = structuredClone(update.input);
+    meta.incarnation = update.incarnation;
+    meta.status = "pending";
+    meta.wakeAt = update.now;
+    delete meta.waitingFor;
+    meta.updatedAt = update.now;
+    return { applied: true };
+  }
+
+  protected async finish(runId: string, update: FinishUpdate): Promise<Applied> {
     const meta = this.runs.get(runId);
-    if (!meta) return false;
-    if (TERMINAL_STATUSES.has(meta.status)) return isFinishedBy(meta, update);
-    if (update.token !== undefined && meta.lease?.token !== update.token) return false;
+    if (!meta || !meetsExpectation(meta, update)) return this.refused(runId);
     meta.status = update.status;
     setOrDelete(meta, "result", structuredClone(update.result));
     setOrDelete(meta, "error", structuredClone(update.error));
@@ -162,7 +159,7 @@ export class MemoryJournalStore implements JournalStore {
     delete meta.lease;
     delete meta.wakeAt;
     delete meta.waitingFor;
-    return true;
+    return { applied: true };
   }
 
   async getRecord(runId: string, key: string): Promise<StoredRecord | undefined> {
@@ -170,16 +167,18 @@ export class MemoryJournalStore implements JournalStore {
     return record && structuredClone(record);
   }
 
-  async appendRecord(runId: string, record: StoredRecord): Promise<AppendResult> {
+  async appendRecord(runId: string, record: StoredRecord, probe?: string): Promise<AppendResult> {
     let records = this.records.get(runId);
     if (!records) this.records.set(runId, (records = new Map()));
+    const seen = probe === undefined ? undefined : records.get(probe);
+    const probed = probe === undefined ? {} : { probed: seen ? structuredClone(seen) : null };
     const existing = records.get(record.key);
-    if (existing && sameBody(existing.body, record.body)) return { written: true };
-    if (existing) return { written: false, existing: structuredClone(existing) };
+    if (existing && sameBody(existing.body, record.body)) return { written: true, ...probed };
+    if (existing) return { written: false, existing: structuredClone(existing), ...probed };
     const stored: StoredRecord = { key: record.key, body: structuredClone(record.body) };
     if (record.lateFor !== undefined) stored.lateFor = record.lateFor;
     records.set(record.key, stored);
-    return { written: true };
+    return { written: true, ...probed };
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
@@ -230,20 +229,23 @@ export class MemoryJournalStore implements JournalStore {
     return purged;
   }
 
-  async takeSlot(scope: string, limit: number, holder: SlotHolder, now: number): Promise<boolean> {
-    const slots = this.slots.get(scope) ?? [];
-    this.slots.set(scope, slots);
-    const mine = slots.findIndex((s) => s?.runId === holder.runId);
-    const at = mine >= 0 ? mine : Array.from({ length: limit }, (_, i) => i).find((i) => slots[i] === undefined || (slots[i]?.expiresAt ?? 0) <= now);
-    if (at === undefined) return false;
-    slots[at] = { ...holder };
+
+  async slots(scope: string): Promise<SlotEntry[]> {
+    return (this.slotsOf.get(scope) ?? []).flatMap((s, index) => (s ? [{ index, ...s }] : []));
+  }
+
+  protected async putSlot(scope: string, index: number, holder: SlotHolder, now: number): Promise<boolean> {
+    const slots = this.slotsOf.get(scope) ?? [];
+    this.slotsOf.set(scope, slots);
+    const held = slots[index];
+    if (held && held.runId !== holder.runId && held.expiresAt > now) return false;
+    slots[index] = { runId: holder.runId, expiresAt: holder.expiresAt };
     return true;
   }
 
-  async freeSlot(scope: string, runId: string): Promise<void> {
-    const slots = this.slots.get(scope) ?? [];
-    const i = slots.findIndex((s) => s?.runId === runId);
-    if (i >= 0) slots[i] = undefined;
+  protected async deleteSlot(scope: string, index: number, runId: string): Promise<void> {
+    const slots = this.slotsOf.get(scope) ?? [];
+    if (slots[index]?.runId === runId) slots[index] = undefined;
   }
 
   async enqueue(scope: string, runId: string, at: number): Promise<void> {
@@ -252,12 +254,11 @@ export class MemoryJournalStore implements JournalStore {
     if (!queue.has(runId)) queue.set(runId, Math.max(0, Math.floor(at)));
   }
 
-  async dequeue(scope: string, run?: QueuedRun): Promise<string | undefined> {
+  protected async removeQueued(scope: string, run: QueuedRun): Promise<boolean> {
     const queue = this.queues.get(scope);
-    const taken = run ?? this.first(scope);
-    if (taken === undefined || queue?.get(taken.runId) !== taken.at) return undefined;
-    queue.delete(taken.runId);
-    return taken.runId;
+    if (queue?.get(run.runId) !== run.at) return false;
+    queue.delete(run.runId);
+    return true;
   }
 
   async peek(scope: string): Promise<QueuedRun | undefined> {
@@ -277,6 +278,11 @@ export class MemoryJournalStore implements JournalStore {
 
   async latest(scope: string): Promise<string | undefined> {
     return this.latestByScope.get(scope)?.runId;
+  }
+
+  private refused(runId: string): { applied: false; run: RunMeta | undefined } {
+    const meta = this.runs.get(runId);
+    return { applied: false, run: meta && structuredClone(meta) };
   }
 
   /** The run's meta if `token` is its current lease and it has not finished. */

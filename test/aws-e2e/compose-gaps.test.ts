@@ -27,7 +27,7 @@ describe("a cancel requested during an incarnation that ends in continueAsNew", 
     const driving = loop.runUntil(e2e.finished([runId]), { what: "the run to end", deadlineMs: 15_000 });
     const began = Date.now();
     while (!e2e.ledger.counts(runId).has(`${runId}/add`) && Date.now() - began < 10_000) await delay(10);
-    expect(await e2e.client.cancel(runId, { reason: "stop paging" })).toBe(true);
+    expect((await e2e.client.cancel(runId, { reason: "stop paging" })).outcome).toBe("requested");
     await driving;
 
     // The request is journaled in the incarnation the client saw (the first), …

@@ -59,7 +59,7 @@ describe("cancelling a run that waits for approval", () => {
     const loop = e2e.mapping({ duplicate: true });
     await loop.runUntil(async () => (await e2e.run(runId)).waitingFor === "signal:approval", { what: "suspended on the approval" });
 
-    expect(await e2e.client.cancel(runId, { reason: "customer withdrew" })).toBe(true);
+    expect((await e2e.client.cancel(runId, { reason: "customer withdrew" })).outcome).toBe("requested");
     await loop.runUntil(e2e.finished([runId]), { what: "the cancelled run to end" });
 
     const run = await e2e.run(runId);
@@ -82,7 +82,7 @@ describe("cancelling a run that waits for approval", () => {
 
   it("cancelling it again keeps the first reason's outcome and reports the run as finished", async () => {
     const e2e = h.e2e();
-    expect(await e2e.client.cancel("cancel-wait-1", { reason: "again" })).toBe(false);
+    expect((await e2e.client.cancel("cancel-wait-1", { reason: "again" })).outcome).toBe("already-ended");
     expect((await e2e.run("cancel-wait-1")).error).toMatchObject({ fields: { reason: "customer withdrew" } });
   });
 });
@@ -103,7 +103,7 @@ describe("cancelling a run while a step body runs", () => {
     while (probe.exportSignals.length === 0 && Date.now() - began < 10_000) await new Promise((r) => setTimeout(r, 20));
     expect(probe.exportSignals, "the export body started").toHaveLength(1);
     const requested = Date.now();
-    expect(await e2e.client.cancel(runId, { reason: "operator stop" })).toBe(true);
+    expect((await e2e.client.cancel(runId, { reason: "operator stop" })).outcome).toBe("requested");
     await driving;
 
     expect(probe.exportSignals[0]?.aborted).toBe(true);

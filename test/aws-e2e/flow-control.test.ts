@@ -62,7 +62,7 @@ describe("durable({ concurrency }) through the Lambda handler", () => {
     expect(await e2e.run("w1")).toMatchObject({ status: "queued", waitingFor: "queued:lane-job:lane" });
     expect((await e2e.client.list({ status: "queued" })).runs.map((r) => r.runId)).toEqual(["w2", "w1"]);
     expect((await e2e.client.list({ status: "suspended" })).runs.map((r) => r.runId)).not.toContain("w1");
-    expect(await e2e.client.cancel("w2", { reason: "not needed" })).toBe(true);
+    expect((await e2e.client.cancel("w2", { reason: "not needed" })).outcome).toBe("cancelled");
     expect(await e2e.run("w2")).toMatchObject({ status: "cancelled" }); // at once
     openGate();
     await driving;

@@ -175,7 +175,7 @@ describe("a parent in one function invoking a child hosted by another", () => {
   it("cancelling the parent while it waits cancels the child in the other function, and both end cancelled", async () => {
     await orders.client.start("remote-order-holding", { runId: "o-8", input: {} });
     await runBoth(async () => (await payments.store.getRun("o-8:hold"))?.waitingFor === "signal:release", "the child to wait for its release");
-    expect(await orders.client.cancel("o-8", { reason: "customer left" })).toBe(true);
+    expect((await orders.client.cancel("o-8", { reason: "customer left" })).outcome).toBe("requested");
     await runBoth(async () => (await orders.finished(["o-8"])()) && (await payments.finished(["o-8:hold"])()), "both to end");
     expect(await orders.run("o-8")).toMatchObject({ status: "cancelled" });
     const child = await payments.run("o-8:hold");

@@ -181,7 +181,7 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
     const lease = await store.acquireLease(runId, { owner: "a", now: T, ttlMs: 1_000 });
     await store.appendRecord(runId, { key: "step#a", body: 1 });
     expect(await rawAttr(runId, "meta", "expiresAt")).toBeUndefined();
-    expect(await store.finishRun(runId, { now: T + 1_500, status: "completed", result: 1, token: lease.acquired ? lease.lease.token : 0 })).toBe(true);
+    expect(await store.finishRun(runId, { now: T + 1_500, status: "completed", result: 1, expect: { token: lease.acquired ? lease.lease.token : 0 } })).toBe(true);
     expect(await rawAttr(runId, "meta", "expiresAt")).toBe(String(Math.ceil((T + 1_500) / 1000) + 7 * 86_400));
     expect(await rawAttr(runId, "meta", "gsi2pk")).toBeUndefined(); // out of the due index
   });
@@ -189,7 +189,7 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
   it("a run id reused after its retention starts clean: the old records are swept", async () => {
     const runId = await newRun("reused", T);
     await store.appendRecord(runId, { key: "step#old", body: "from the first life" });
-    await store.finishRun(runId, { now: T + 1, status: "completed" });
+    await store.finishRun(runId, { now: T + 1, status: "completed", expect: { neverInvoked: true } });
     // Within retention the finished run is the answer.
     expect(await store.createRun({ runId, workflow: "flow", input: 2, createdAt: T + 2 })).toMatchObject({ created: false, run: { status: "completed" } });
     // Past it (TTL may not have deleted the item yet: AWS takes up to days), a new life begins.

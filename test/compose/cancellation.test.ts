@@ -33,7 +33,7 @@ describe("client.cancel", () => {
   it("a run waiting for approval gets CancelledError at the wait, compensates, and ends cancelled with the reason", async () => {
     const rt = createTestRuntime({ workflows: [orderish] });
     await rt.start(orderish, { runId: "k1", input: {} });
-    expect(await rt.client.cancel("k1", { reason: "customer withdrew" })).toBe(true);
+    expect((await rt.client.cancel("k1", { reason: "customer withdrew" })).outcome).toBe("requested");
     await rt.settle();
     const run = await rt.get("k1");
     expect(run).toMatchObject({ status: "cancelled", error: { name: "CancelledError", fields: { reason: "customer withdrew" } } });
@@ -59,11 +59,11 @@ describe("client.cancel", () => {
   it("a run that never started ends cancelled at once; a finished run cannot be cancelled", async () => {
     const rt = createTestRuntime({ workflows: [orderish] });
     await rt.client.start(orderish, { runId: "k3", input: {} });
-    expect(await rt.client.cancel("k3")).toBe(true);
+    expect((await rt.client.cancel("k3")).outcome).toBe("cancelled");
     expect(await rt.get("k3")).toMatchObject({ status: "cancelled" });
     await rt.settle();
     expect(calls.count("reserve:k3/reserve")).toBe(0);
-    expect(await rt.client.cancel("k3")).toBe(false);
+    expect((await rt.client.cancel("k3")).outcome).toBe("already-ended");
   });
 });
 

@@ -67,7 +67,7 @@ describe("step.invoke and step.start", () => {
     const parent = durable({ name: "parent-of-slow", input: z.object({}) }, async (_in, step) => step.invoke("child", slow, { input: {} }));
     const rt = createTestRuntime({ workflows: [parent, slow] });
     await rt.start(parent, { runId: "p1", input: {} });
-    expect(await rt.client.cancel("p1", { reason: "stop" })).toBe(true);
+    expect((await rt.client.cancel("p1", { reason: "stop" })).outcome).toBe("requested");
     await rt.settle();
     expect(await rt.get("p1")).toMatchObject({ status: "cancelled" });
     expect(await rt.get("p1:child")).toMatchObject({ status: "cancelled", error: { name: "CancelledError" } });
@@ -103,7 +103,7 @@ describe("a child cancelled before its first invocation", () => {
     await lab.client().start(waitingParent, { runId: "wp", input: {} });
     expect(await lab.engine("w").invoke("wp")).toMatchObject({ status: "suspended", waitingFor: "signal:__child" });
     expect(await lab.store.getRun("wp:child")).toMatchObject({ status: "pending", invocations: 0 });
-    expect(await lab.client().cancel("wp:child", { reason: "not needed" })).toBe(true);
+    expect((await lab.client().cancel("wp:child", { reason: "not needed" })).outcome).toBe("requested");
     await lab.engine("w").invoke("wp:child");
     expect(await lab.store.getRun("wp:child")).toMatchObject({ status: "cancelled", error: { name: "CancelledError" } });
     expect(calls.count("wp:child/work")).toBe(0);

@@ -115,7 +115,7 @@ describe("durable({ concurrency: { key, limit } })", () => {
   });
 
   it("a run that queues again while a slot is handed on is not lost from the queue (its enqueue found its old entry)", async () => {
-    const { leave, promote } = await import("../../lib/core/flow-control.ts");
+    const { leave, promote } = await import("../../lib/core/run/flow.ts");
     const wf = durable({ name: "requeue", input: z.object({}), concurrency: { key: () => "k", limit: 1 } }, async () => "ok");
     const lab = sqliteLab([wf]);
     try {
@@ -171,7 +171,7 @@ describe("durable({ concurrency: { key, limit } })", () => {
     expect((await rt.client.list({ status: "suspended" })).runs).toEqual([]);
     expect((await rt.signal("b", "note", "hello")).status).toBe("buffered");
     expect(await rt.get("b")).toMatchObject({ status: "queued" });
-    expect(await rt.client.cancel("c", { reason: "not needed" })).toBe(true);
+    expect((await rt.client.cancel("c", { reason: "not needed" })).outcome).toBe("cancelled");
     expect(await rt.get("c")).toMatchObject({ status: "cancelled", error: { fields: { reason: "not needed" } } }); // at once
     gates.open("a", 0);
     await a;
@@ -201,7 +201,7 @@ describe("durable({ concurrency: { key, limit } })", () => {
     await gates.started("hold");
     await rt.start(parent, { runId: "p", input: {} });
     expect(await rt.get("p:child")).toMatchObject({ status: "queued" });
-    expect(await rt.client.cancel("p:child", { reason: "not needed" })).toBe(true);
+    expect((await rt.client.cancel("p:child", { reason: "not needed" })).outcome).toBe("requested");
     await rt.settle();
     expect(await rt.get("p:child")).toMatchObject({ status: "cancelled", error: { fields: { reason: "not needed" } } });
     expect(await rt.get("p")).toMatchObject({ status: "completed", result: expect.stringMatching(/^child ended: /) });

@@ -41,7 +41,7 @@ export function concurrencyTests(store: () => JournalStore): void {
     expect(taken.acquired).toBe(true);
     // The slow first owner and the new one finish at the same time: only the current token counts.
     const [staleFinish, currentRelease] = await Promise.all([
-      store().finishRun(runId, { now: T + 30_002, status: "completed", result: "from-a", token: stale }),
+      store().finishRun(runId, { now: T + 30_002, status: "completed", result: "from-a", expect: { token: stale } }),
       store().releaseLease(runId, stale + 1, { now: T + 30_002, wakeAt: T + 90_000, waitingFor: "sleep:nap" }),
     ]);
     expect(staleFinish).toBe(false);

@@ -83,7 +83,7 @@ export function flowTests(store: () => JournalStore): void {
     expect((await store().listDueRuns(base + 10, 1000)).map((r) => r.runId)).toContain(runId);
     const again = await store().acquireLease(runId, { owner: "owner-b", now: base + 20, ttlMs: 1_000 });
     expect(again).toMatchObject({ acquired: true, run: { status: "running" } });
-    await store().finishRun(runId, { now: base + 30, status: "cancelled" });
+    await store().finishRun(runId, { now: base + 30, status: "cancelled", expect: { neverInvoked: true } });
   });
 
   it("markLatest keeps the latest start by time (ties by run id), whatever order the writes come in", async () => {

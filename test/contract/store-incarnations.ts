@@ -1,6 +1,6 @@
 /** Contract: incarnations (`step.continueAsNew`): a conditional switch, a journal per incarnation. */
 import { expect, it } from "vitest";
-import { journalIdOf } from "../../lib/core/incarnation.ts";
+import { journalIdOf } from "../../lib/core/run/journal-ids.ts";
 import type { JournalStore } from "../../lib/ports.ts";
 import { LostResponseStore } from "../support/lost-response-store.ts";
 import { T, leasedRun } from "./helpers.ts";

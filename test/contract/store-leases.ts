@@ -50,7 +50,7 @@ export function leaseTests(store: () => JournalStore): void {
     const now = T + TTL + 5;
     expect(await store().renewLease(runId, token, now, TTL)).toBe(false);
     expect(await store().releaseLease(runId, token, { now, wakeAt: now })).toBe(false);
-    expect(await store().finishRun(runId, { now, status: "completed", result: 1, token })).toBe(false);
+    expect(await store().finishRun(runId, { now, status: "completed", result: 1, expect: { token } })).toBe(false);
     expect(await store().getRun(runId)).toEqual(res.run);
   });
 
@@ -66,7 +66,7 @@ export function leaseTests(store: () => JournalStore): void {
 
   it("acquireLease of a finished run says finished, with the run", async () => {
     const { runId, token } = await leasedRun(store(), "finished");
-    await store().finishRun(runId, { now: T + 1, status: "completed", result: "ok", token });
+    await store().finishRun(runId, { now: T + 1, status: "completed", result: "ok", expect: { token } });
     const res = await store().acquireLease(runId, { owner: "owner-b", now: T + 2, ttlMs: TTL });
     expect(res).toEqual({ acquired: false, reason: "finished", run: await store().getRun(runId) });
     expect(res.run?.status).toBe("completed");
@@ -115,7 +115,7 @@ export function leaseTests(store: () => JournalStore): void {
   it("finishRun with the current token completes the run and frees it", async () => {
     const { runId, token } = await leasedRun(store(), "finish");
     expect(await store().renewLease(runId, token, T + 1, TTL)).toBe(true);
-    expect(await store().finishRun(runId, { now: T + 9, status: "completed", result: { shipped: true }, token })).toBe(true);
+    expect(await store().finishRun(runId, { now: T + 9, status: "completed", result: { shipped: true }, expect: { token } })).toBe(true);
     const run = await store().getRun(runId);
     expect(run).toMatchObject({ status: "completed", result: { shipped: true }, finishedAt: T + 9, updatedAt: T + 9, leaseToken: token, invocations: 1 });
     expect(run?.lease).toBeUndefined();
@@ -124,44 +124,54 @@ export function leaseTests(store: () => JournalStore): void {
     expect(run?.error).toBeUndefined();
   });
 
-  it("finishRun of a suspended run removes its wake time and what it waited for", async () => {
+  it("finishRun of a suspended run (under a new lease) removes its wake time and what it waited for", async () => {
     const { runId, token } = await leasedRun(store(), "finish-suspended");
     await store().releaseLease(runId, token, { now: T + 1, wakeAt: T + 100, waitingFor: "signal:approval" });
-    expect(await store().finishRun(runId, { now: T + 2, status: "cancelled" })).toBe(true);
+    const again = await store().acquireLease(runId, { owner: "owner-b", now: T + 2, ttlMs: TTL });
+    if (!again.acquired) throw new Error("no second lease");
+    expect(await store().finishRun(runId, { now: T + 2, status: "cancelled", expect: { token: again.lease.token } })).toBe(true);
     const run = await store().getRun(runId);
-    expect(run).toMatchObject({ status: "cancelled", finishedAt: T + 2, leaseToken: token });
+    expect(run).toMatchObject({ status: "cancelled", finishedAt: T + 2, leaseToken: again.lease.token });
     expect(run?.wakeAt).toBeUndefined();
     expect(run?.waitingFor).toBeUndefined();
   });
 
-  it("finishRun without a token finishes a leased run regardless (cancel), and fences the holder", async () => {
-    const { runId, token } = await leasedRun(store(), "cancel");
-    expect(await store().finishRun(runId, { now: T + 3, status: "cancelled" })).toBe(true);
-    const run = await store().getRun(runId);
-    expect(run).toMatchObject({ status: "cancelled", finishedAt: T + 3, leaseToken: token });
-    expect(run?.lease).toBeUndefined();
-    expect(await store().renewLease(runId, token, T + 4, TTL)).toBe(false);
-    expect(await store().releaseLease(runId, token, { now: T + 4, wakeAt: T + 5 })).toBe(false);
-    expect(await store().finishRun(runId, { now: T + 4, status: "completed", token })).toBe(false);
-    expect(await store().getRun(runId)).toEqual(run);
+  it("a finish that expects a run never invoked ends a fresh run, and refuses one that was ever leased (no finish regardless)", async () => {
+    const fresh = await newRun(store(), "cancel-fresh");
+    expect(await store().finishRun(fresh, { now: T + 3, status: "cancelled", expect: { neverInvoked: true } })).toBe(true);
+    expect(await store().getRun(fresh)).toMatchObject({ status: "cancelled", finishedAt: T + 3, invocations: 0 });
+    // Leased now: the holder is never overwritten.
+    const { runId, token } = await leasedRun(store(), "cancel-leased");
+    expect(await store().finishRun(runId, { now: T + 3, status: "cancelled", expect: { neverInvoked: true } })).toBe(false);
+    expect(await store().getRun(runId)).toMatchObject({ status: "running", lease: { token } });
+    // Released again (suspended, no lease): it was invoked, so still refused.
+    await store().releaseLease(runId, token, { now: T + 4, wakeAt: T + 5 });
+    expect(await store().finishRun(runId, { now: T + 5, status: "cancelled", expect: { neverInvoked: true } })).toBe(false);
+    expect((await store().getRun(runId))?.status).toBe("suspended");
+    // A finish under a token fences every other holder.
+    const again = await store().acquireLease(runId, { owner: "owner-c", now: T + 6, ttlMs: TTL });
+    if (!again.acquired) throw new Error("no second lease");
+    expect(await store().finishRun(runId, { now: T + 6, status: "cancelled", expect: { token: again.lease.token } })).toBe(true);
+    expect(await store().renewLease(runId, again.lease.token, T + 7, TTL)).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 7, status: "completed", expect: { token } })).toBe(false);
   });
 
   it("finishRun records a failure's error; a finished run cannot be finished again", async () => {
     const { runId, token } = await leasedRun(store(), "fail");
     const error = { name: "StepFailedError", message: "step \"charge\" failed", fields: { stepId: "charge", attempts: 3 } };
-    expect(await store().finishRun(runId, { now: T + 1, status: "failed", error, token })).toBe(true);
+    expect(await store().finishRun(runId, { now: T + 1, status: "failed", error, expect: { token } })).toBe(true);
     const failed = await store().getRun(runId);
     expect(failed).toMatchObject({ status: "failed", error, finishedAt: T + 1 });
     expect(failed?.result).toBeUndefined();
-    expect(await store().finishRun(runId, { now: T + 2, status: "completed", result: "late" })).toBe(false);
-    expect(await store().finishRun(runId, { now: T + 2, status: "cancelled", token })).toBe(false);
-    expect(await store().finishRun(freshId("finish-missing"), { now: T, status: "cancelled" })).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 2, status: "completed", result: "late", expect: { neverInvoked: true } })).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 2, status: "cancelled", expect: { token } })).toBe(false);
+    expect(await store().finishRun(freshId("finish-missing"), { now: T, status: "cancelled", expect: { neverInvoked: true } })).toBe(false);
     expect(await store().getRun(runId)).toEqual(failed);
   });
 
   it("finishRun with a token refuses a run that holds no lease", async () => {
     const runId = await newRun(store(), "finish-unleased");
-    expect(await store().finishRun(runId, { now: T + 1, status: "completed", token: 0 })).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 1, status: "completed", expect: { token: 0 } })).toBe(false);
     expect((await store().getRun(runId))?.status).toBe("pending");
   });
 }

@@ -48,7 +48,7 @@ export function listingTests(store: () => JournalStore): void {
     const pending = await newRun(store(), "status-pending", base);
     const { runId: running } = await leasedRun(store(), "status-running", "owner-a", base + 1);
     const { runId: completed, token } = await leasedRun(store(), "status-completed", "owner-a", base + 2);
-    await store().finishRun(completed, { now: base + 3, status: "completed", result: null, token });
+    await store().finishRun(completed, { now: base + 3, status: "completed", result: null, expect: { token } });
     const { runId: suspended, token: t2 } = await leasedRun(store(), "status-suspended", "owner-a", base + 4);
     await store().releaseLease(suspended, t2, { now: base + 5, waitingFor: "signal:approval" });
 
@@ -99,7 +99,7 @@ export function listingTests(store: () => JournalStore): void {
       const l2 = await store().acquireLease(waiting, { owner: "owner-a", now: base + 2, ttlMs: 100 });
       await store().releaseLease(waiting, l2.acquired ? l2.lease.token : -1, { now: base + 3, waitingFor: "signal:approval" });
       const finished = await at("due-finished", base + 1);
-      await store().finishRun(finished, { now: base + 2, status: "cancelled" });
+      await store().finishRun(finished, { now: base + 2, status: "cancelled", expect: { neverInvoked: true } });
       const later = await at("due-later", base + 100);
       const running = await at("due-running", base + 1);
       // A running run is due when its lease expires (its holder may have died).
@@ -124,7 +124,7 @@ export function listingTests(store: () => JournalStore): void {
       expect((await store().listDueRuns(base + 4, 1_000)).filter((r) => created.includes(r.runId))).toEqual([]);
     } finally {
       // Finished runs are never due: leave nothing due behind for later suites on a shared store.
-      for (const runId of created) await store().finishRun(runId, { now: base + 1_000, status: "cancelled" });
+      for (const runId of created) await store().finishRun(runId, { now: base + 1_000, status: "cancelled", expect: { neverInvoked: true } });
     }
   });
 }

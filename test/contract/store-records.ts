@@ -85,11 +85,11 @@ export function runAndRecordTests(store: () => JournalStore): void {
     expect(journal?.records.find((r) => r.key === "step#rich")?.body).toEqual({ rich: RICH });
     expect(journal?.records.find((r) => r.key === "step#list")?.body).toEqual({ list: [RICH, RICH] });
 
-    expect(await store().finishRun(runId, { now: T + 1, status: "completed", result: RICH })).toBe(true);
+    expect(await store().finishRun(runId, { now: T + 1, status: "completed", result: RICH, expect: { neverInvoked: true } })).toBe(true);
     expect((await store().getRun(runId))?.result).toEqual(RICH);
     const failed = await newRun(store(), "roundtrip-error");
     const error = { name: "CardDeclined", message: "declined: \"insufficient\"", fields: { code: 51, retry: false }, stack: "at x\nat y" };
-    expect(await store().finishRun(failed, { now: T + 1, status: "failed", error })).toBe(true);
+    expect(await store().finishRun(failed, { now: T + 1, status: "failed", error, expect: { neverInvoked: true } })).toBe(true);
     expect((await store().getRun(failed))?.error).toEqual(error);
   });
 

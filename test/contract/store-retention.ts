@@ -7,7 +7,7 @@
  */
 import { expect, it } from "vitest";
 import type { JournalStore, PurgedRun } from "../../lib/ports.ts";
-import { journalIdOf } from "../../lib/core/incarnation.ts";
+import { journalIdOf } from "../../lib/core/run/journal-ids.ts";
 import { freshId, randomBase } from "./helpers.ts";
 
 /** Every store's default retention. */
@@ -36,7 +36,7 @@ async function finishedRun(store: JournalStore, base: number, label: string): Pr
   await store.appendRecord(runId, { key: "step#charge", body: { charged: "old" } });
   await store.appendRecord(runId, { key: "signal#s-1", body: { approved: true } });
   await store.markLate(runId, "signal#s-1", "approval");
-  expect(await store.finishRun(runId, { now: base + 1_000, status: "completed", result: "old", token: lease.lease.token })).toBe(true);
+  expect(await store.finishRun(runId, { now: base + 1_000, status: "completed", result: "old", expect: { token: lease.lease.token } })).toBe(true);
   return runId;
 }
 
@@ -68,7 +68,7 @@ export function retentionTests(store: () => JournalStore): void {
     const second = await store().acquireLease(runId, { owner: "owner-a", now: base + 20, ttlMs: 30_000 });
     if (!second.acquired) throw new Error("lease refused");
     await store().appendRecord(journalIdOf(runId, 2), { key: "step#page", body: { page: 2 } });
-    expect(await store().finishRun(runId, { now: base + 1_000, status: "completed", token: second.lease.token })).toBe(true);
+    expect(await store().finishRun(runId, { now: base + 1_000, status: "completed", expect: { token: second.lease.token } })).toBe(true);
 
     expect((await purgeAll(store(), base + 1_000 + RETENTION_MS + 1_000)).map((r) => r.runId)).toContain(runId);
     // The id starts afresh; a later continueAsNew of the new run finds its second journal empty.

@@ -41,16 +41,16 @@ export function retryTests(store: () => JournalStore): void {
 
   it("a retried finish finds the run finished by this update: true", async () => {
     const { runId, token } = await leasedRun(store(), "retry-finish", "inv-1");
-    const ok = await lossy().lose("finishRun").store.finishRun(runId, { now: T + 9, status: "completed", result: { ok: 1 }, token });
+    const ok = await lossy().lose("finishRun").store.finishRun(runId, { now: T + 9, status: "completed", result: { ok: 1 }, expect: { token } });
     expect(ok).toBe(true);
     expect(await store().getRun(runId)).toMatchObject({ status: "completed", result: { ok: 1 }, finishedAt: T + 9 });
     // A different finish (another time: a cancel that came later) is still refused.
-    expect(await store().finishRun(runId, { now: T + 10, status: "cancelled" })).toBe(false);
+    expect(await store().finishRun(runId, { now: T + 10, status: "cancelled", expect: { neverInvoked: true } })).toBe(false);
   });
 
-  it("a retried cancel (no token) answers true", async () => {
+  it("a retried finish of a run never invoked (a cancel before it started) answers true", async () => {
     const runId = await newRun(store(), "retry-cancel");
-    expect(await lossy().lose("finishRun").store.finishRun(runId, { now: T + 3, status: "cancelled" })).toBe(true);
+    expect(await lossy().lose("finishRun").store.finishRun(runId, { now: T + 3, status: "cancelled", expect: { neverInvoked: true } })).toBe(true);
     expect(await store().getRun(runId)).toMatchObject({ status: "cancelled" });
   });
 
@@ -81,7 +81,9 @@ export function retryTests(store: () => JournalStore): void {
     expect((await store().listDueRuns(T + 100, 1000)).some((r) => r.runId === runId)).toBe(true);
     await store().markDue(runId, T + 80);
     expect((await store().getRun(runId))?.wakeAt).toBe(T + 50);
-    await store().finishRun(runId, { now: T + 90, status: "cancelled" });
+    const last = await store().acquireLease(runId, { owner: "inv-2", now: T + 90, ttlMs: TTL });
+    if (!last.acquired) throw new Error("no lease");
+    await store().finishRun(runId, { now: T + 90, status: "cancelled", expect: { token: last.lease.token } });
     await store().markDue(runId, T + 10);
     expect((await store().getRun(runId))?.wakeAt).toBeUndefined();
   });

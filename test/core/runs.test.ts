@@ -48,11 +48,11 @@ describe("starting runs", () => {
     });
     const rt = createTestRuntime({ workflows: [wf] });
     await rt.start(wf, { runId: "s1", input: {} });
-    expect(await rt.client.cancel("s1", { reason: "customer withdrew" })).toBe(true);
+    expect((await rt.client.cancel("s1", { reason: "customer withdrew" })).outcome).toBe("requested");
     await rt.advance("2h");
     expect(await rt.get("s1")).toMatchObject({ status: "cancelled", error: { name: "CancelledError", fields: { reason: "customer withdrew" } } });
     expect((await rt.history("s1")).map((e) => e.key).sort()).toEqual(["cancel", "resolution#s", "step#s"]);
-    expect(await rt.client.cancel("s1")).toBe(false); // finished: nothing to cancel
+    expect((await rt.client.cancel("s1")).outcome).toBe("already-ended"); // finished: nothing to cancel
   });
 });
 

@@ -81,7 +81,7 @@ describe.concurrent("saga compensation under SIGKILL", () => {
       await compensateThroughKills(lab, runId, async () => {
         await lab.client.start(sagaFlow, { runId, input: { mode: "cancel", undoMs: 30 } });
         await until("the run to sleep in `hold`", async () => stepRecords(await lab.records(runId), "hold").length > 0);
-        expect(await lab.client.cancel(runId, { reason: "customer withdrew" })).toBe(true);
+        expect((await lab.client.cancel(runId, { reason: "customer withdrew" })).outcome).toBe("requested");
       });
       const run = await lab.client.get(runId);
       expect(run).toMatchObject({ status: "cancelled", error: { name: "CancelledError", fields: { reason: "customer withdrew" } } });

@@ -30,7 +30,7 @@ describe("POST /runs/:runId/cancel", () => {
     await waiting("c-1");
     const path = "/runs/c-1/cancel";
     const body = JSON.stringify({ reason: "customer withdrew" });
-    expect(await post(path, body, sign(path, body))).toEqual({ status: 202, body: { runId: "c-1", status: "suspended", cancelling: true } });
+    expect(await post(path, body, sign(path, body))).toEqual({ status: 202, body: { runId: "c-1", outcome: "requested", status: "suspended", cancelling: true } });
     await ended("c-1");
     expect(await lab.runtime.client.get("c-1")).toMatchObject({ status: "cancelled", error: { name: "CancelledError", fields: { reason: "customer withdrew" } } });
     const again = JSON.stringify({ reason: "another reason" });

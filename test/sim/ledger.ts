@@ -9,6 +9,7 @@
  *   after that execution heard from the journal (a load, an answered append) once the
  *   cancellation was written;
  * - no flow-control key has more forward bodies running at once, in live invocations, than its limit;
+ * - a cancel that answers "cancelled" (ended now) finds no forward step recorded or running live, and none starts after;
  * - a run's status never changes once terminal.
  *
  * The checks that need the end of the story are in final-checks.ts.
@@ -69,8 +70,8 @@ export class Ledger {
   readonly signals: SignalAck[] = [];
   readonly cancels: Array<{ runId: string; answer: unknown }> = [];
   readonly terminal = new Map<string, string>();
-  /** Forward bodies started, per run (for "cancelled at once" answers). */
-  readonly forwardStarts = new Map<string, number>();
+  /** Runs a cancel answered "cancelled" for: ended now, with nothing to compensate. */
+  private readonly cancelledNow = new Set<string>();
 
   constructor(private readonly log: (line: string) => void) {}
 
@@ -101,10 +102,9 @@ export class Ledger {
   /** A worker died or froze: its open bodies are interrupted (a frozen one no longer counts as running). */
   interruptWorker(worker: string): void {
     for (const s of this.allStarts()) {
-      if (s.worker === worker && s.open) {
-        s.interrupted = true;
-        s.running = false;
-      }
+      if (s.worker !== worker) continue;
+      if (s.open) s.interrupted = true;
+      s.running = false;
     }
   }
 
@@ -144,7 +144,7 @@ export class Ledger {
       this.fail("double-start", `${where} started by ${worker} (invocation ${exec.id}) after ${unexcused.worker} (invocation ${unexcused.exec.id}) ${unexcused.open ? "still runs it" : "recorded it"}`);
     }
     if (role.role === "forward") {
-      this.forwardStarts.set(runId, (this.forwardStarts.get(runId) ?? 0) + 1);
+      if (this.cancelledNow.has(runId)) this.fail("cancel-answer", `${where}: a forward step started after a cancel answered that ${runId} ended then`);
       if (exec.cancelSeen) this.fail("forward-after-cancel", `${where}: a forward step started in invocation ${exec.id} after its cancellation was delivered there`);
       const written = this.cancelWritten.get(runId);
       if (written !== undefined && exec.lastSync > written) {
@@ -158,26 +158,44 @@ export class Ledger {
     return start;
   }
 
+  /**
+   * A cancel answered "cancelled": the run ended then, with nothing to compensate — no forward
+   * step of it may be recorded, or still running in a live invocation (a body interrupted before
+   * its record is the at-least-once gap: the journal never says it ran), nor start later.
+   */
+  cancelAnswered(runId: string): void {
+    this.cancelledNow.add(runId);
+    for (const s of this.allStarts()) {
+      if (runOf(s.journalId) !== runId || s.role.role !== "forward" || s.interrupted) continue;
+      this.fail("cancel-answer", `cancel of ${runId} answered "cancelled now", but ${s.journalId}/${s.stepId} ${s.open ? "runs in a live invocation" : "is recorded"}`);
+    }
+  }
+
   bodyEnd(start: Start | undefined): void {
     if (start) start.running = false;
   }
 
-  /** Every store call as it is applied (`answered`: the caller gets this answer). */
-  applied(actor: string, op: string, args: unknown[], answer: unknown, answered: boolean): void {
+  /**
+   * Every store call as it is applied (`answered`: the caller gets this answer); what it returns
+   * runs when the answer reaches the caller — what the caller knows, it knows from then on.
+   */
+  applied(actor: string, op: string, args: unknown[], answer: unknown, answered: boolean): (() => void) | undefined {
     const seq = ++this.seq;
+    let learnt: (() => void) | undefined;
     if (op === "appendRecord") {
       const journalId = args[0] as string;
       const record = args[1] as StoredRecord;
       const res = answer as { written: boolean };
       const runId = runOf(journalId);
       if (record.key === "cancel" && res.written && !this.cancelWritten.has(runId)) this.cancelWritten.set(runId, seq);
-      if (answered) this.sync(actor, runId, seq);
+      if (answered) learnt = () => this.sync(actor, runId, seq);
       const body = record.body as { type?: string; kind?: string; stepId?: string; attempts?: number; attempt?: number };
       if (res.written && body.type === "step" && body.kind === "run" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempts ?? 0);
       if (res.written && body.type === "attempt" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempt ?? 0);
     } else if (op === "loadJournal" && answered) {
-      this.sync(actor, args[0] as string, seq);
+      learnt = () => this.sync(actor, args[0] as string, seq);
     }
+    return learnt;
   }
 
   /** A run's status after a store call changed its meta record. */
@@ -199,9 +217,8 @@ export class Ledger {
   }
 
   private checkLimit(flowKey: string, where: string): void {
-    let running = 0;
-    for (const s of this.allStarts()) if (s.running && s.role.flowKey === flowKey && s.exec.live) running++;
-    if (running >= 1) this.fail("limit-exceeded", `${where}: a body of ${flowKey} (limit 1) started while ${running} ran`);
+    const running = [...this.allStarts()].filter((s) => s.running && s.role.flowKey === flowKey && s.exec.live);
+    if (running.length >= 1) this.fail("limit-exceeded", `${where}: a body of ${flowKey} (limit 1) started while ${running.map((s) => `${s.journalId}/${s.stepId}@${s.attempt} (${s.worker}, invocation ${s.exec.id}${s.open ? ", open" : ""}${s.interrupted ? ", interrupted" : ""})`).join(", ")} ran`);
   }
 
   private *allStarts(): Iterable<Start> {

@@ -106,12 +106,13 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
   };
   const created = new Set<string>();
   const observe = (actor: string, op: string, args: unknown[], answer: unknown, answered: boolean) => {
-    ledger.applied(actor, op, args, answer, answered);
+    const learnt = ledger.applied(actor, op, args, answer, answered);
     if (op === "createRun" && (answer as { created?: boolean }).created) created.add((args[0] as { runId: string }).runId);
     if (op === "finishRun" || op === "acquireLease" || op === "releaseLease" || op === "continueRun") {
       const runId = args[0] as string;
       void base.getRun(runId).then((run) => run && ledger.status(runId, run.status));
     }
+    return learnt;
   };
 
   // Bodies: each waits for the world (an item, or a timer for a long one), and may fail transiently.
@@ -241,6 +242,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
         return `refused: ${(err as Error)?.name}`;
       });
       ledger.cancels.push({ runId: plan.runId, answer });
+      if ((answer as { outcome?: unknown }).outcome === "cancelled") ledger.cancelAnswered(plan.runId);
       world.log(`client cancel ${plan.runId}: ${JSON.stringify(answer)}`);
     });
   }
@@ -336,6 +338,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
 
   let settledSteps = 0;
   let idleTurns = 0;
+  await world.drain();
   while (!ledger.violation) {
     if (faultsOn && world.steps >= faultSteps) calm();
     if (faultsOn && tape.chance(EVENT[intensity] ?? 0)) event();
@@ -375,7 +378,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
     }
   }
 
-  if (!ledger.violation) await finalChecks({ store: base, ledger, plans, started, storeKind: options.store, db: close.db, now: world.now + LEASE_MS });
+  if (!ledger.violation) await finalChecks({ store: base, ledger, plans, started, storeKind: options.store, db: close.db, now: world.now + LEASE_MS, log: (line) => world.log(line) });
   close.close();
   const summary = plans.map((p) => `${p.runId}=${p.workflow}:${ledger.terminal.get(p.runId) ?? "open"}`).join(" ");
   return { violation: ledger.violation, steps: world.steps, simulatedMs: world.now - START, summary, trace: world.trace() };

@@ -20,8 +20,11 @@ export type Fault = "none" | "fail" | "lost-throw" | "lost-retry";
 /** Decides each call's fault (the scenario draws it from the tape while faults are on). */
 export type FaultPicker = (actor: string, op: string, write: boolean) => Fault;
 
-/** Told of every applied call, with its answer and whether the caller gets that answer (the ledger watches appends and transitions). */
-export type ApplyObserver = (actor: string, op: string, args: unknown[], answer: unknown, answered: boolean) => void;
+/**
+ * Told of every applied call, with its answer and whether the caller gets that answer (the
+ * ledger watches appends and transitions); what it returns runs when the answer reaches the caller.
+ */
+export type ApplyObserver = (actor: string, op: string, args: unknown[], answer: unknown, answered: boolean) => (() => void) | void;
 
 const READS = new Set(["getRun", "loadJournal", "getRecord", "listRuns", "listDueRuns", "peek", "latest", "nextDueAt", "claimDue"]);
 
@@ -31,7 +34,7 @@ const READS = new Set(["getRun", "loadJournal", "getRecord", "listRuns", "listDu
  */
 const STACKS = process.env.SIM_STACKS === "1";
 
-function call<T>(world: World, actor: string, label: string, op: string, faults: FaultPicker, apply: () => Promise<T>, observe: (answer: T, answered: boolean) => void): Promise<T> {
+function call<T>(world: World, actor: string, label: string, op: string, faults: FaultPicker, apply: () => Promise<T>, observe: (answer: T, answered: boolean) => (() => void) | void): Promise<T> {
   // Where the call came from, for a fault nobody handled (SIM_STACKS=1).
   const origin = STACKS ? new Error("called from").stack : undefined;
   return new Promise<T>((resolve, rawReject) => {
@@ -47,21 +50,27 @@ function call<T>(world: World, actor: string, label: string, op: string, faults:
       }
       apply().then(
         (answer) => {
-          observe(answer, fault === "none");
+          const delivered = observe(answer, fault === "none");
           if (fault === "lost-throw") {
             world.add(actor, `${label} → applied, answer lost (throws)`, () => reject(new TransientStoreError(`${op}: answer lost (simulated)`)));
           } else if (fault === "lost-retry") {
             world.add(actor, `${label} → applied, answer lost, sent again`, () => {
               apply().then(
                 (again) => {
-                  observe(again, true);
-                  world.add(actor, `${label} → retry answered`, () => resolve(again));
+                  const deliveredAgain = observe(again, true);
+                  world.add(actor, `${label} → retry answered`, () => {
+                    deliveredAgain?.();
+                    resolve(again);
+                  });
                 },
                 (err: unknown) => world.add(actor, `${label} → retry threw`, () => reject(err)),
               );
             });
           } else {
-            world.add(actor, `${label} → answered`, () => resolve(answer));
+            world.add(actor, `${label} → answered`, () => {
+              delivered?.();
+              resolve(answer);
+            });
           }
         },
         (err: unknown) => world.add(actor, `${label} → threw ${(err as Error)?.name}`, () => reject(err)),

@@ -64,11 +64,27 @@ export class World {
     };
   }
 
-  /** The actor's timers port: `after` on the virtual clock, `defer` as an item. */
+  /**
+   * The actor's timers port: `after` on the virtual clock; `defer` as an item, each actor's in
+   * the order they were deferred (as Node runs `setImmediate` callbacks), interleaved with
+   * everything else in any order the tape picks.
+   */
   timersFor(actor: string): Timers {
+    const queue: Array<() => void> = [];
+    const next = () => {
+      const fn = queue[0];
+      if (fn) this.add(actor, "defer", () => {
+        queue.shift();
+        fn();
+        next();
+      });
+    };
     return {
       after: (ms, fn) => this.timer(actor, this.now + Math.max(0, ms), `timer+${ms}`, fn),
-      defer: (fn) => this.add(actor, "defer", fn),
+      defer: (fn) => {
+        queue.push(fn);
+        if (queue.length === 1) next();
+      },
     };
   }
 
@@ -96,7 +112,6 @@ export class World {
 
   /** Runs one item the tape picks among the runnable ones (due timers included); false if none. */
   async step(): Promise<boolean> {
-    await this.drain();
     this.promoteDueTimers();
     const ready = this.items.filter((i) => !this.frozen.has(i.actor));
     if (ready.length === 0) return false;

@@ -150,7 +150,7 @@ describe("the run page's waterfall", () => {
       const grant = await store.acquireLease(runId, { owner: "copy", now: j.run.createdAt, ttlMs: 60_000 });
       if (!grant.acquired) throw new Error(`${runId}: no lease`);
       const status = j.run.status as "completed" | "failed";
-      await store.finishRun(runId, { now: j.run.updatedAt, status, token: grant.lease.token, ...(j.run.result === undefined ? {} : { result: j.run.result }), ...(j.run.error ? { error: j.run.error } : {}) });
+      await store.finishRun(runId, { now: j.run.updatedAt, status, expect: { token: grant.lease.token }, ...(j.run.result === undefined ? {} : { result: j.run.result }), ...(j.run.error ? { error: j.run.error } : {}) });
     }
     deployed = await startWaymark(["dashboard", "--table", table, "--port", "0"], {
       AWS_REGION: LOCAL_REGION,

@@ -4,23 +4,27 @@
  * window, and a concurrency slot of its key (flow-control.ts holds the rules and the scopes).
  * Each refusal releases the lease with what the run now waits for; the engine does the rest.
  */
-import type { AnyWorkflow } from "./definition.ts";
-import type { InvocationResult } from "./engine-types.ts";
-import { debounceScope, enter, flowScope, promote, QUEUED_RECHECK_MS, rateScope } from "./flow-control.ts";
-import type { Clock, JournalStore, SuspendUpdate, WakeQueue } from "../ports.ts";
-import { keys } from "./records.ts";
+import type { AnyWorkflow } from "../definition.ts";
+import type { InvocationResult } from "../engine-types.ts";
+import { debounceScope, flowScope, QUEUED_RECHECK_MS, rateScope } from "../flow-control.ts";
+import type { SuspendUpdate } from "../../ports.ts";
+import { keys } from "../records.ts";
+import { enter, promote } from "./flow.ts";
+import { expiryMargin } from "./heartbeat.ts";
+import { type Grant, release, wakeNow } from "./leases.ts";
+import type { RunPorts } from "./ports.ts";
 
-export interface AdmissionPorts {
-  store: JournalStore;
-  clock: Clock;
-  wakes: WakeQueue;
-  log?: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined;
-  /** Releases this invocation's lease (false: it was lost). */
-  release(update: SuspendUpdate): Promise<boolean>;
+/** What admission works with: the ports, and this invocation's grant. */
+export interface AdmissionPorts extends RunPorts {
+  grant: Grant;
+}
+
+function releaseAs(o: AdmissionPorts, update: SuspendUpdate): Promise<boolean> {
+  return release(o, o.grant, update);
 }
 
 export type Admission =
-  | { type: "run"; slot?: { scope: string; limit: number } }
+  | { type: "run"; slot?: { scope: string; limit: number; expiresAt: number } }
   /** Not now: the lease is released (or lost), and this is the invocation's result. */
   | { type: "wait"; result: InvocationResult }
   /** Never: end the run so. */
@@ -37,7 +41,7 @@ export async function unhosted(o: AdmissionPorts, runId: string, workflow: strin
   const now = o.clock.now();
   const wakeAt = now + Math.min(UNHOSTED_MAX_MS, UNHOSTED_FIRST_MS * 4 ** (attempt - 1));
   o.log?.({ event: "unhosted", runId, workflow, attempt, wakeAt });
-  if (!(await o.release({ now, wakeAt, waitingFor: `workflow-not-hosted:${workflow}:${attempt}` }))) return { status: "lost-lease" };
+  if (!(await releaseAs(o, { now, wakeAt, waitingFor: `workflow-not-hosted:${workflow}:${attempt}` }))) return { status: "lost-lease" };
   // No wake is sent: the watchdog finds the run when `wakeAt` passes (and so does a deploy's).
   return { status: "unhosted", workflow, wakeAt };
 }
@@ -47,7 +51,7 @@ const SLOT_EXPIRY_MARGIN_MS = 100;
 
 /** Waits until `wakeAt` with the lease released (`queued` for a rate window), woken by a wake of `key`. */
 async function waitUntil(o: AdmissionPorts, runId: string, wakeAt: number, waitingFor: string, key: string, result: InvocationResult): Promise<Admission> {
-  const ok = await o.release({ now: o.clock.now(), wakeAt, waitingFor, ...(result.status === "queued" ? { status: "queued" } : {}) });
+  const ok = await releaseAs(o, { now: o.clock.now(), wakeAt, waitingFor, ...(result.status === "queued" ? { status: "queued" } : {}) });
   if (ok) await o.wakes.schedule({ runId, at: wakeAt, reason: "start", key });
   return { type: "wait", result: ok ? result : { status: "lost-lease" } };
 }
@@ -63,7 +67,6 @@ export interface AdmissionRun {
   firstExecution: boolean;
   /** The lease length: a slot not renewed for this long has expired. */
   leaseTtlMs: number;
-  leaseExpiresAt: number;
   /** A cancellation requested, as the journal read at the start of the invocation says. */
   cancelReason?: string | undefined;
 }
@@ -75,7 +78,7 @@ export interface AdmissionRun {
  * instead: it has nothing to compensate.
  */
 export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: AdmissionRun): Promise<Admission> {
-  const { runId, createdAt, input, firstExecution, leaseExpiresAt, cancelReason } = run;
+  const { runId, createdAt, input, firstExecution, cancelReason } = run;
   const cancelled: Admission | undefined = cancelReason !== undefined && firstExecution ? { type: "finish", outcome: { type: "cancelled", reason: cancelReason } } : undefined;
   const { store, clock } = o;
   const debounce = workflow.debounce;
@@ -101,7 +104,11 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   const flow = workflow.concurrency;
   if (!flow) return { type: "run" };
   const scope = flowScope(workflow.key, String(flow.key(input)));
-  if (await enter(o, scope, flow.limit, { runId, at: createdAt }, leaseExpiresAt)) return { type: "run", slot: { scope, limit: flow.limit } };
+  // The slot lasts as long as the lease does now (renewed with it); a lease this process can no
+  // longer prove its own (past its expiry by our clock: a pause) takes no slot at all.
+  if (clock.now() >= o.grant.expiresAt - expiryMargin(run.leaseTtlMs)) return { type: "wait", result: { status: "lost-lease" } };
+  const expiresAt = o.grant.expiresAt;
+  if (await enter(o, scope, flow.limit, { runId, at: createdAt }, expiresAt)) return { type: "run", slot: { scope, limit: flow.limit, expiresAt } };
   if (cancelled) {
     // It may have queued in an earlier invocation: out of the queue as it ends.
     await store.dequeue(scope, { runId, at: createdAt });
@@ -109,7 +116,7 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   }
   // Queued: woken when a slot is handed to it (the recheck is the backstop if that wake is lost).
   const now = clock.now();
-  const ok = await o.release({ now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}`, status: "queued" });
+  const ok = await releaseAs(o, { now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}`, status: "queued" });
   if (!ok) return { type: "wait", result: { status: "lost-lease" } };
   // In the queue only once it waits: a holder that left while we held the lease passed us over.
   // Then any slot free now goes to the first in line (to us if that is us, woken at once).
@@ -132,7 +139,5 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
 async function cancelMeanwhile(o: AdmissionPorts, run: AdmissionRun): Promise<void> {
   if (!run.firstExecution || run.cancelReason !== undefined) return;
   if ((await o.store.getRecord(run.journalId, keys.cancel())) === undefined) return;
-  const now = o.clock.now();
-  await o.store.markDue(run.runId, now);
-  await o.wakes.schedule({ runId: run.runId, at: now, reason: "cancel", key: "cancel" });
+  await wakeNow(o, run.runId, "cancel", "cancel");
 }

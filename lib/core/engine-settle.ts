@@ -1,0 +1,149 @@
+/**
+ * The last stage of an invocation: how the execution ended becomes the run's next state, through
+ * the run protocol — finished (completed, failed, cancelled), suspended until its earliest wake,
+ * continued as its next incarnation, handed back at once after a lost race, or abandoned past the
+ * invocation's deadline.
+ */
+import type { Blocker, Execution, Outcome } from "./execution.ts";
+import { serializeError } from "./error-codec.ts";
+import { CancelledError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
+import type { EngineContext } from "./engine-prepare.ts";
+import type { InvocationResult } from "./engine-types.ts";
+import { isTooLargeForStore } from "./execution-state.ts";
+import { jsonBytes } from "./json.ts";
+import type { JournalView } from "./journal-view.ts";
+import { isPayloadFault, toMetaRef } from "./payloads.ts";
+import type { ParentRecord } from "./records.ts";
+import type { Hold } from "./run/heartbeat.ts";
+import type { Grant } from "./run/leases.ts";
+
+/** A run's end as the engine decides it. */
+export type EndOutcome = { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string; result?: unknown };
+
+/** Ends the run under this invocation's lease. A result the store refuses as too large fails the run instead, once. */
+export async function end(c: EngineContext, g: Grant, outcome: EndOutcome, stored?: unknown): Promise<InvocationResult> {
+  let ok: boolean;
+  try {
+    ok = await c.protocol.finish(
+      g,
+      outcome.type === "completed"
+        ? { type: "completed", result: outcome.result, ...(stored === undefined ? {} : { stored }) }
+        : outcome.type === "cancelled"
+          ? { type: "cancelled", error: serializeError(new CancelledError(outcome.reason)), ...(outcome.result === undefined ? {} : { result: outcome.result }) }
+          : outcome,
+    );
+  } catch (err) {
+    // The store's own limit (input and result share the run's item): fail the run, once.
+    if (outcome.type !== "completed" || !isTooLargeForStore(err)) throw err;
+    const tooLarge = new ValueTooLargeError("the run's result", jsonBytes(outcome.result), (err as { limitBytes?: number }).limitBytes ?? 0);
+    return end(c, g, { type: "failed", error: serializeError(tooLarge) });
+  }
+  if (!ok) return { status: "lost-lease" };
+  if (outcome.type === "cancelled") return { status: "cancelled", reason: outcome.reason };
+  return outcome.type === "completed" ? { status: "completed", result: outcome.result } : { status: "failed", error: outcome.error };
+}
+
+export interface SettleContext {
+  view: JournalView;
+  parent: ParentRecord | undefined;
+  runDeadline: number | undefined;
+  /** The cancellation was in the journal when the invocation began (nobody needs waking for it). */
+  cancelKnownAtStart: boolean;
+  createdAt: number;
+}
+
+export async function settle(c: EngineContext, hold: Hold, execution: Execution, outcome: Outcome, s: SettleContext): Promise<InvocationResult> {
+  const { protocol, o } = c;
+  const g = hold.grant;
+  const { clock, wakes } = o;
+  for (const key of execution.cancelledWakes) await wakes.cancel(g.runId, key).catch(() => {});
+  // A child's cancellation must be written before this invocation ends; a failed one fails it (retried).
+  await execution.sideEffectsSettled();
+  if (outcome.type === "aborted") {
+    // A value by reference that is gone or altered: no retry can mend it, the run fails.
+    if (isPayloadFault(outcome.error)) return end(c, g, { type: "failed", error: serializeError(outcome.error) });
+    if (!outcome.leaseLost) throw outcome.error;
+    // Lost an append race, or outlived the lease by our own clock (no renewal was refused):
+    // free the run if the lease is still ours and have it continue at once, so the next
+    // invocation replays what the journal now says instead of waiting for the lease to lapse.
+    if (!hold.lost) {
+      hold.lost = true;
+      await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => false);
+      await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "continue", key: "continue" });
+    }
+    return { status: "lost-lease" };
+  }
+  if (outcome.type === "continued") {
+    if (!(await protocol.continueAsNew(g, s.view, outcome.input))) return { status: "lost-lease" };
+    return { status: "continued", incarnation: g.incarnation + 1 };
+  }
+  // A child's end goes to its parent first: if finishing fails, the next invocation ends the
+  // same way and delivers the same outcome again (same signal id: one signal).
+  if (s.parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await protocol.notifyParent(s.parent, g.runId, outcome);
+  // The run's own deadline wake is pointless once it ends.
+  if (s.runDeadline !== undefined && outcome.type !== "suspended") await wakes.cancel(g.runId, "deadline").catch(() => {});
+  if (outcome.type === "cancelled") return end(c, g, outcome);
+  if (outcome.type === "completed" && c.payloads) {
+    // A large run result goes by reference too (the meta item holds the input beside it).
+    const ref = await c.payloads.offload(g.runId, s.createdAt, outcome.result);
+    if (ref) return end(c, g, outcome, toMetaRef(ref));
+  }
+  if (outcome.type !== "suspended") return end(c, g, outcome);
+  return suspend(c, g, outcome.blockers, execution, s.cancelKnownAtStart ? undefined : s.runDeadline);
+}
+
+/**
+ * Past the deadline with work in flight: start nothing more, stop renewing, and have the run
+ * woken once the lease lapses. The lease is not released early: a step body still running here
+ * must not run concurrently in another invocation before it times out.
+ */
+export async function abandon(c: EngineContext, hold: Hold, execution: Execution): Promise<InvocationResult> {
+  const g = hold.grant;
+  hold.abandoned = true;
+  execution.stop(new LeaseLostError(g.runId, "the invocation passed its deadline"));
+  const wakeAt = g.expiresAt;
+  c.o.log?.({ event: "abandoned", runId: g.runId, token: g.token, wakeAt });
+  await c.o.wakes.schedule({ runId: g.runId, at: wakeAt, reason: "continue", key: "abandoned" });
+  return { status: "abandoned", wakeAt };
+}
+
+/**
+ * Write the blockers' records, release the lease, then schedule the wake. Scheduling after the
+ * release matters: a wake delivered while this invocation still held the lease would find the
+ * run busy and be dropped. A crash between release and schedule leaves a suspended run whose
+ * `wakeAt` has passed, which the watchdog wakes (DESIGN's "never stuck silently").
+ *
+ * Signals close the race from both sides: a deliverer writes its signal, then reads the waits;
+ * this invocation writes the wait, then reads the signals — once before the release (so the
+ * run is marked due at once) and once after it (a deliverer's wake may have found us busy).
+ */
+async function suspend(c: EngineContext, g: Grant, blockers: Blocker[], execution: Execution, runDeadline: number | undefined): Promise<InvocationResult> {
+  const { protocol } = c;
+  const { clock, wakes } = c.o;
+  // Nothing to wait for (it should not happen): go on at once rather than sleep for ever.
+  const waitOn: Blocker[] = blockers.length > 0 ? blockers : [{ stepId: "(none)", wakeAt: clock.now(), key: "continue", reason: "continue", waitingFor: "continue" }];
+  // The run's own deadline wakes it too (to cancel it), whatever it waits for.
+  const all = runDeadline === undefined ? waitOn : [...waitOn, { stepId: "(run timeout)", wakeAt: runDeadline, key: "deadline", reason: "cancel" as const, waitingFor: "run timeout" }];
+  const timed = all.filter((b): b is Blocker & { wakeAt: number } => b.wakeAt !== undefined);
+  const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
+  if (!(await execution.persistBlockers())) return { status: "lost-lease" };
+
+  const waits = waitOn.filter((b) => b.signal !== undefined);
+  const signalled = waits.length > 0 && (await protocol.signalArrived(g, waits));
+  const wakeAt = signalled ? clock.now() : first?.wakeAt;
+  const waitingFor = (first ?? waitOn[0])?.waitingFor ?? "unknown";
+  const ok = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
+  if (!ok) return { status: "lost-lease" };
+
+  if (signalled || (waits.length > 0 && (await protocol.signalArrived(g, waits)))) {
+    await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "signal", key: "signal" });
+    return { status: "suspended", wakeAt: clock.now(), waitingFor };
+  }
+  // A cancellation requested while we held the lease found the run busy: wake it for that now.
+  if (!execution.knowsCancel && (await protocol.cancelRequested(g).catch(() => undefined)) !== undefined) {
+    await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "cancel", key: "cancel" });
+    return { status: "suspended", wakeAt: clock.now(), waitingFor };
+  }
+  if (first) await wakes.schedule({ runId: g.runId, at: first.wakeAt, reason: first.reason, key: first.key });
+  return { status: "suspended", wakeAt, waitingFor };
+}

@@ -1,0 +1,132 @@
+/**
+ * Children as the protocol sees them: a child is a run whose `parent` record names the parent's
+ * run, wait, incarnation and (across deployments) reply queue; its end becomes the parent's
+ * `__child` signal, bound to that wait. Starting, cancelling and ending are idempotent.
+ */
+import { serializeError } from "../error-codec.ts";
+import { CancelledError, InvalidInputError, RunConflictError, type SerializedError, UnknownWorkflowError, ValueTooLargeError } from "../errors.ts";
+import { metaRef } from "../payloads.ts";
+import { JOURNAL_VERSION, keys, type ParentRecord } from "../records.ts";
+import { CHILD_END_MAX_BYTES, CHILD_SIGNAL, type ChildEnd, type ChildOutcome, type ChildPort, type ParentRef } from "../children.ts";
+import { TERMINAL_STATUSES } from "../../ports.ts";
+import { validate } from "../validate.ts";
+import { zodIssues } from "../zod-issues.ts";
+import { askToCancel } from "./cancel.ts";
+import { journalIdOf } from "./journal-ids.ts";
+import type { RunPorts } from "./ports.ts";
+
+/** A child run's end, as its parent is told. */
+export type ChildEndOutcome = { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string };
+
+/**
+ * What executions use to start and cancel children, from a parent in `incarnation`; also what a
+ * deployment runs when another deployment's parent starts a child here (lib/aws/child-entry.ts:
+ * the parent's reference then carries its own incarnation and `replyTo`). A workflow not hosted
+ * here goes to `p.remote`, if there is one.
+ */
+export function childPort(p: RunPorts, incarnation: number): ChildPort {
+  const { store, clock, wakes } = p;
+  return {
+    start: async ({ workflow, runId, input, parent: given }) => {
+      const parent = given && inIncarnation(given, incarnation);
+      const def = p.workflows.get(workflow);
+      if (!def && p.remote) {
+        await p.remote.start({ workflow, runId, input, ...(parent ? { parent } : {}) });
+        return runId;
+      }
+      if (!def) throw new UnknownWorkflowError(workflow);
+      const checked = validate(def.input, input);
+      if (!checked.success) throw new InvalidInputError(`invalid input for child workflow "${workflow}"`, zodIssues(checked.error));
+      const now = clock.now();
+      if (parent) {
+        // The parent record comes first: no invocation of the child can run (and end) without it,
+        // so its end always reaches its parent. (A journal's records may precede its run.)
+        const body: ParentRecord = { v: JOURNAL_VERSION, at: now, type: "parent", ...parent };
+        const res = await store.appendRecord(runId, { key: keys.parent(), body });
+        const existing = res.written ? body : (res.existing.body as ParentRecord);
+        // Another parent's child (another deployment, another incarnation): never shared.
+        if (!sameParent(existing, parent)) throw new RunConflictError(runId);
+      }
+      const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now });
+      if (!created && run.workflow !== workflow) throw new RunConflictError(runId);
+      if (created || run.status === "pending") await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+      // Started by an earlier attempt of this step and already over: deliver its end again.
+      if (parent && TERMINAL_STATUSES.has(run.status)) {
+        const end: ChildEndOutcome = run.status === "completed" ? { type: "completed", result: run.result } : run.status === "cancelled" ? { type: "cancelled", reason: "" } : { type: "failed", error: run.error ?? { name: "Error", message: "failed" } };
+        await notifyParent(p, parent, runId, end, run.error);
+      }
+      return runId;
+    },
+    cancel: async (request) => {
+      const parent = inIncarnation(request.parent, incarnation);
+      if (!p.workflows.has(request.workflow) && p.remote) return p.remote.cancel({ ...request, parent });
+      await cancelChild(p, request.runId, request.reason, parent);
+    },
+  };
+}
+
+/** A parent reference from a parent in `incarnation` (one that names its own is kept as it is). */
+function inIncarnation(parent: ParentRef, incarnation: number): ParentRef {
+  return incarnation > 1 && parent.incarnation === undefined ? { ...parent, incarnation } : parent;
+}
+
+/** The same parent: run, wait, incarnation and reply queue. */
+export function sameParent(a: ParentRef, b: ParentRef): boolean {
+  return a.runId === b.runId && a.waitId === b.waitId && (a.incarnation ?? 1) === (b.incarnation ?? 1) && a.replyTo === b.replyTo;
+}
+
+/**
+ * A parent's cancel of its child: only a run whose parent record names this parent, and that has
+ * not ended, is asked to cancel. False when the run is not here, or is another parent's child.
+ */
+export async function cancelChild(p: RunPorts, runId: string, reason: string, parent: ParentRef): Promise<boolean> {
+  const run = await p.store.getRun(runId);
+  const record = run ? await p.store.getRecord(runId, keys.parent()) : undefined;
+  if (!run || !record || !sameParent(record.body as ParentRecord, parent)) return false;
+  if (!TERMINAL_STATUSES.has(run.status)) await askToCancel(p, runId, run.incarnation, reason);
+  return true;
+}
+
+/**
+ * Delivers a child's end to its parent: to the parent's wait in this deployment, or through
+ * `p.remote` to the parent's own deployment (`parent.replyTo`). Idempotent (one signal id per child).
+ */
+export async function notifyParent(p: RunPorts, parent: ParentRef, childRunId: string, end: ChildEndOutcome, error?: SerializedError): Promise<void> {
+  let outcome: ChildOutcome =
+    end.type === "completed" ? { status: "completed", result: end.result } : end.type === "failed" ? { status: "failed", error: end.error } : { status: "cancelled", error: error ?? serializeError(new CancelledError(end.reason)) };
+  if (parent.replyTo === undefined) return deliverChildEnd(p, { parent, childRunId, outcome });
+  // A result the child's deployment stores by reference cannot be read by the parent's.
+  const ref = outcome.status === "completed" ? metaRef(outcome.result) : undefined;
+  if (ref) outcome = { status: "failed", error: serializeError(new ValueTooLargeError(`result of child run ${childRunId}`, ref.bytes, CHILD_END_MAX_BYTES)) };
+  if (!p.remote) throw new Error(`run ${childRunId} was started by a parent in another deployment (${parent.replyTo}), and this runtime cannot reach it`);
+  await p.remote.notify({ parent, childRunId, outcome });
+}
+
+/**
+ * A child ending for good outside its workflow (its invocation budget spent): its parent, if it
+ * has one, is told once more, and a failure to tell it is logged, not thrown — the run ends
+ * either way (an end that can never be delivered must not keep the run alive).
+ */
+export async function lastWordToParent(p: RunPorts, runId: string, end: { type: "failed"; error: SerializedError }): Promise<void> {
+  try {
+    const record = await p.store.getRecord(runId, keys.parent());
+    if (record) await notifyParent(p, record.body as ParentRecord, runId, end);
+  } catch (err) {
+    p.log?.({ event: "parent-not-told", runId, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+  }
+}
+
+/**
+ * Records a child's end as the `__child` signal bound to the parent's wait, marks the parent due
+ * and wakes it. Idempotent: the signal id is the child's run id. The AWS runtime calls it when a
+ * child in another deployment sends its end to this one's queue.
+ */
+export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome }: ChildEnd): Promise<void> {
+  const { store, clock, wakes } = p;
+  const now = clock.now();
+  const signalId = `child:${childRunId}`;
+  const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload: outcome, waitId: parent.waitId };
+  await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
+  await store.markDue(parent.runId, now);
+  await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
+}

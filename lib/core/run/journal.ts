@@ -1,0 +1,71 @@
+/**
+ * A run's journal as an invocation writes it: write-once records, each append a fence (the loser
+ * of a race learns the winner's record), and a cancellation request that every append can see.
+ */
+import type { AppendResult, Journal, StoredRecord } from "../../ports.ts";
+import { JournalView } from "../journal-view.ts";
+import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, parseRecord } from "../records.ts";
+import { sameBody } from "../retried-writes.ts";
+import type { Grant } from "./leases.ts";
+import type { RunPorts } from "./ports.ts";
+
+/** An append's answer: the record that stands (ours if `won`), and the run's cancellation if the append looked. */
+export interface Appended {
+  record: JournalRecord;
+  won: boolean;
+  /** The reason of a cancellation the journal holds, when the append looked (`probe`); `null`: none. */
+  cancel?: string | null;
+}
+
+/** The journal of the granted incarnation (the meta record and all its records, consistently). */
+export function load(p: RunPorts, g: Grant): Promise<Journal | undefined> {
+  return p.store.loadJournal(g.runId, { incarnation: g.incarnation });
+}
+
+/**
+ * Appends a record write-once to the granted incarnation. An answer lost while the write was
+ * applied is read back: our own body counts as written. With `probe`, the answer also says
+ * whether the run's cancellation was requested (one read beside the write, or free).
+ */
+export async function append(p: RunPorts, g: Pick<Grant, "runId" | "journalId">, record: JournalRecord, probe: boolean): Promise<Appended> {
+  const key = keyOf(record);
+  let res: AppendResult;
+  try {
+    res = await p.store.appendRecord(g.journalId, { key, body: record }, probe ? keys.cancel() : undefined);
+  } catch (err) {
+    const existing = await p.store.getRecord(g.journalId, key).catch(() => undefined);
+    if (!existing) throw err;
+    res = sameBody(existing.body, record) ? { written: true } : { written: false, existing };
+  }
+  const cancel = res.probed === undefined ? {} : { cancel: reasonOf(res.probed) ?? null };
+  if (res.written) return { record, won: true, ...cancel };
+  return { record: parseRecord(g.runId, key, res.existing.body), won: false, ...cancel };
+}
+
+/** The reason of a cancellation the granted incarnation's journal holds (the heartbeat looks). */
+export async function cancelRequested(p: RunPorts, g: Pick<Grant, "journalId">): Promise<string | undefined> {
+  return reasonOf(await p.store.getRecord(g.journalId, keys.cancel()));
+}
+
+/** Journals a cancellation of the run by itself (its `timeout`), write-once: an earlier reason stands. */
+export async function requestOwnCancel(p: RunPorts, g: Pick<Grant, "journalId">, reason: string): Promise<string> {
+  const body = { v: JOURNAL_VERSION, at: p.clock.now(), type: "cancel", reason };
+  const res = await p.store.appendRecord(g.journalId, { key: keys.cancel(), body });
+  return res.written ? reason : (reasonOf(res.existing) ?? reason);
+}
+
+/**
+ * The second half of the signal handshake: deliverers write the signal, then read the waits;
+ * the invocation wrote its waits, and now reads the signals.
+ */
+export async function signalArrived(p: RunPorts, g: Grant, waits: ReadonlyArray<{ stepId: string; signal?: string }>): Promise<boolean> {
+  const fresh = await load(p, g);
+  if (!fresh) return false;
+  const view = JournalView.parse(g.runId, fresh.records);
+  return waits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "", w.stepId).length > 0);
+}
+
+function reasonOf(record: StoredRecord | null | undefined): string | undefined {
+  const reason = (record?.body as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === "string" ? reason : undefined;
+}

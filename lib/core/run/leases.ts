@@ -1,0 +1,92 @@
+/**
+ * The lease: who may execute a run, fenced by a token that grows on every grant. Granting,
+ * renewing, releasing and finishing are each one conditional write; a write whose answer was
+ * lost (thrown) is read back, and found to be this caller's own effect, answered as done.
+ */
+import { type AcquireRequest, type FinishUpdate, type Lease, type RunMeta, type SuspendUpdate, TERMINAL_STATUSES } from "../../ports.ts";
+import { isFinishedBy, isOwnGrant, isReleased } from "../retried-writes.ts";
+import { journalIdOf } from "./journal-ids.ts";
+import type { RunPorts } from "./ports.ts";
+
+/** One invocation's right to execute a run: the lease, and the incarnation it executes. */
+export interface Grant {
+  runId: string;
+  owner: string;
+  token: number;
+  /** Lease expiry by this process's clock: the grant's, then each successful renewal's. */
+  expiresAt: number;
+  incarnation: number;
+  /** Where this incarnation's records are (the run id, or `<runId>~<k>`). */
+  journalId: string;
+  /** The run as granted. */
+  run: RunMeta;
+}
+
+export type Refusal = { refused: "missing" | "finished" | "held"; run?: RunMeta };
+
+/**
+ * Takes the run's lease: free or expired, or — if `mayBreak` says its holder is dead — that
+ * holder's, by its token. A grant whose answer was lost is recognised by reading the run.
+ */
+export async function grant(p: RunPorts, runId: string, owner: string, ttlMs: number, mayBreak?: (lease: Lease) => boolean): Promise<Grant | Refusal> {
+  let res = await acquire(p, runId, { owner, now: p.clock.now(), ttlMs });
+  if (!res.acquired && res.reason === "held" && res.run?.lease && mayBreak?.(res.run.lease)) {
+    res = await acquire(p, runId, { owner, now: p.clock.now(), ttlMs, ifToken: res.run.lease.token });
+  }
+  if (!res.acquired) return { refused: res.reason, ...(res.run ? { run: res.run } : {}) };
+  const incarnation = res.run.incarnation ?? 1;
+  return { runId, owner, token: res.lease.token, expiresAt: res.lease.expiresAt, incarnation, journalId: journalIdOf(runId, incarnation), run: res.run };
+}
+
+async function acquire(p: RunPorts, runId: string, req: AcquireRequest) {
+  try {
+    return await p.store.acquireLease(runId, req);
+  } catch (err) {
+    const run = await p.store.getRun(runId).catch(() => undefined);
+    if (run?.lease && isOwnGrant(run, req.owner)) return { acquired: true as const, lease: run.lease, run };
+    throw err;
+  }
+}
+
+/** Extends the lease; false when another invocation took it or the run ended (start nothing more). */
+export async function renew(p: RunPorts, g: Grant, ttlMs: number): Promise<boolean> {
+  const now = p.clock.now();
+  if (!(await p.store.renewLease(g.runId, g.token, now, ttlMs))) return false;
+  g.expiresAt = Math.max(g.expiresAt, now + ttlMs);
+  return true;
+}
+
+/** Suspends (or queues) the run and frees the lease; false if the lease was no longer ours. */
+export async function release(p: RunPorts, g: Pick<Grant, "runId" | "token">, update: SuspendUpdate): Promise<boolean> {
+  try {
+    return await p.store.releaseLease(g.runId, g.token, update);
+  } catch (err) {
+    if (isReleased(await p.store.getRun(g.runId).catch(() => undefined), g.token)) return true;
+    throw err;
+  }
+}
+
+/** Ends the run, if it finds what `update.expect` says; a lost answer is read back. */
+export async function finish(p: RunPorts, runId: string, update: FinishUpdate): Promise<boolean> {
+  try {
+    return await p.store.finishRun(runId, update);
+  } catch (err) {
+    if (isFinishedBy(await p.store.getRun(runId).catch(() => undefined), update)) return true;
+    throw err;
+  }
+}
+
+/** Whether the run has ended (any terminal status). */
+export function ended(run: RunMeta | undefined): boolean {
+  return run !== undefined && TERMINAL_STATUSES.has(run.status);
+}
+
+/**
+ * Makes a run due now and wakes it: marked first, so that if the wake is lost (or cannot be sent
+ * at all) the watchdog still finds it.
+ */
+export async function wakeNow(p: RunPorts, runId: string, reason: "signal" | "cancel" | "start", key: string): Promise<void> {
+  const now = p.clock.now();
+  await p.store.markDue(runId, now);
+  await p.wakes.schedule({ runId, at: now, reason, key });
+}

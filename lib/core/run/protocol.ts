@@ -1,0 +1,153 @@
+/**
+ * The run protocol: the one owner of a run's rules, and the only writer of the journal store.
+ * Every operation is a protocol event — a grant, an append, a suspension, a finish, a
+ * cancellation, a signal, a switch to the next incarnation, a child's start or end — made of one
+ * conditional write or a documented sequence of them, each safe to retry after a lost answer.
+ * The engine turns an execution into these events; the client, the webhook and every transport
+ * ask for them. The rules themselves are written once per kind, in this folder:
+ *
+ *   leases.ts     grant, renew, release, finish (fenced: a token, or "never invoked")
+ *   journal.ts    write-once appends, each able to see the run's cancellation
+ *   heartbeat.ts  the lease kept while an invocation runs
+ *   admission.ts  debounce, rate windows and concurrency slots before the code runs (flow.ts)
+ *   signals.ts    delivering a signal, and the signal/wait handshake
+ *   cancel.ts     cancelling: at once if never started, else journaled and delivered
+ *   continue.ts   the next incarnation, with nothing left behind in the old one
+ *   children.ts   a child's start, cancel and end (its end is its parent's signal)
+ *   start.ts      starting a run, idempotently
+ *
+ * @example
+ * ```ts
+ * const protocol = new RunProtocol({ store, wakes, clock: systemClock, workflows });
+ * const answer = await protocol.cancel("order-8472", "customer withdrew");
+ * if (answer.outcome === "requested") console.log("its compensations run next");
+ * ```
+ */
+import type { AnyWorkflow } from "../definition.ts";
+import type { ChildEnd, ChildPort, ParentRef } from "../children.ts";
+import type { JournalView } from "../journal-view.ts";
+import type { JournalRecord, SignalRecord } from "../records.ts";
+import type { Journal, Lease, RunMeta, SuspendUpdate, Timers } from "../../ports.ts";
+import type { SerializedError } from "../errors.ts";
+import type { InvocationResult } from "../engine-types.ts";
+import { type Admission, type AdmissionRun, admit, unhosted } from "./admission.ts";
+import { type CancelAnswer, cancelRun } from "./cancel.ts";
+import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWordToParent, notifyParent } from "./children.ts";
+import { continueAsNew } from "./continue.ts";
+import { leave } from "./flow.ts";
+import { type Hold, startHeartbeat } from "./heartbeat.ts";
+import { type Appended, append, cancelRequested, load, requestOwnCancel, signalArrived } from "./journal.ts";
+import { finish, type Grant, grant, type Refusal, release } from "./leases.ts";
+import type { RunPorts } from "./ports.ts";
+import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
+import { type StartRequest, startRun } from "./start.ts";
+
+export type { Admission, AdmissionRun, Appended, CancelAnswer, ChildEndOutcome, Grant, Hold, Refusal, RunPorts, SignalReceipt, StartRequest };
+
+/** How a granted invocation ends its run. */
+export type Ending =
+  | { type: "completed"; result: unknown; stored?: unknown }
+  | { type: "failed"; error: SerializedError }
+  | { type: "cancelled"; error: SerializedError; result?: unknown };
+
+export class RunProtocol {
+  constructor(readonly ports: RunPorts) {}
+
+  // ---- an invocation: lease → load → admit → run → settle --------------------------------
+
+  grant(runId: string, owner: string, ttlMs: number, mayBreak?: (lease: Lease) => boolean): Promise<Grant | Refusal> {
+    return grant(this.ports, runId, owner, ttlMs, mayBreak);
+  }
+
+  heartbeat(timers: Timers, ttlMs: number, hold: Hold): { stop(): void } {
+    return startHeartbeat(this.ports, timers, ttlMs, hold);
+  }
+
+  load(g: Grant): Promise<Journal | undefined> {
+    return load(this.ports, g);
+  }
+
+  admit(g: Grant, workflow: AnyWorkflow, run: AdmissionRun): Promise<Admission> {
+    return admit({ ...this.ports, grant: g }, workflow, run);
+  }
+
+  unhosted(g: Grant, workflow: string): Promise<InvocationResult> {
+    return unhosted({ ...this.ports, grant: g }, g.runId, workflow, g.run.waitingFor);
+  }
+
+  append(g: Grant, record: JournalRecord, probe: boolean): Promise<Appended> {
+    return append(this.ports, g, record, probe);
+  }
+
+  cancelRequested(g: Grant): Promise<string | undefined> {
+    return cancelRequested(this.ports, g);
+  }
+
+  /** The run's own deadline: its cancellation, journaled by the invocation that finds it passed. */
+  requestOwnCancel(g: Grant, reason: string): Promise<string> {
+    return requestOwnCancel(this.ports, g, reason);
+  }
+
+  signalArrived(g: Grant, waits: ReadonlyArray<{ stepId: string; signal?: string }>): Promise<boolean> {
+    return signalArrived(this.ports, g, waits);
+  }
+
+  suspend(g: Grant, update: SuspendUpdate): Promise<boolean> {
+    return release(this.ports, g, update);
+  }
+
+  /** Ends the run under this grant's lease; false if the lease was no longer ours. */
+  finish(g: Grant, ending: Ending): Promise<boolean> {
+    const now = this.ports.clock.now();
+    const expect = { token: g.token };
+    if (ending.type === "completed") return finish(this.ports, g.runId, { now, status: "completed", result: ending.stored ?? ending.result, expect });
+    if (ending.type === "failed") return finish(this.ports, g.runId, { now, status: "failed", error: ending.error, expect });
+    return finish(this.ports, g.runId, { now, status: "cancelled", error: ending.error, expect, ...(ending.result === undefined ? {} : { result: ending.result }) });
+  }
+
+  continueAsNew(g: Grant, view: JournalView, input: unknown): Promise<boolean> {
+    return continueAsNew(this.ports, g, view, input);
+  }
+
+  /** Frees a flow-control slot and hands it to the first queued run that still waits. */
+  leaveSlot(slot: { scope: string; limit: number }, runId: string): Promise<void> {
+    return leave(this.ports, slot, runId);
+  }
+
+  /** Starts and cancels children of a parent in `incarnation`. */
+  children(incarnation: number): ChildPort {
+    return childPort(this.ports, incarnation);
+  }
+
+  notifyParent(parent: ParentRef, childRunId: string, end: ChildEndOutcome, error?: SerializedError): Promise<void> {
+    return notifyParent(this.ports, parent, childRunId, end, error);
+  }
+
+  lastWordToParent(runId: string, end: { type: "failed"; error: SerializedError }): Promise<void> {
+    return lastWordToParent(this.ports, runId, end);
+  }
+
+  // ---- callers outside an invocation ----------------------------------------------------
+
+  start(def: AnyWorkflow, req: StartRequest): Promise<{ created: boolean; run: RunMeta }> {
+    return startRun(this.ports, def, req);
+  }
+
+  signal(run: RunMeta, signal: SignalRecord, same: SameSignal): Promise<SignalReceipt> {
+    return deliverSignal(this.ports, run, signal, same);
+  }
+
+  cancel(runId: string, reason: string): Promise<CancelAnswer> {
+    return cancelRun(this.ports, runId, reason);
+  }
+
+  /** A child's end from another deployment, for its parent here. */
+  deliverChildEnd(end: ChildEnd): Promise<void> {
+    return deliverChildEnd(this.ports, end);
+  }
+
+  /** Another deployment's parent cancelling its child here; false if it is not that parent's child here. */
+  cancelChild(runId: string, reason: string, parent: ParentRef): Promise<boolean> {
+    return cancelChild(this.ports, runId, reason, parent);
+  }
+}
