@@ -9,7 +9,8 @@
  *   - the scan tick (the watchdog's interval, at most half the lease TTL), as a backstop.
  *
  * What it wakes, most urgent first (the wake table hands out wakes by their time):
- *   - runs leased by a dead owner (owner-life.ts), at the time their lease was taken;
+ *   - runs leased by a dead owner (owner-life.ts), ahead of every other wake (time 0): they were
+ *     in the middle of a step, and finishing started work beats starting more;
  *   - stranded runs: due, with no live lease and no visible wake (a wake claimed by a worker that
  *     died before it took the lease, an expired lease, a lost wake), at the time they fell due.
  * A run due with a visible wake is left to the queue: a second wake would only replay it twice.
@@ -29,6 +30,8 @@ const STRANDED_GRACE_MS = 250;
 const DEATH_SETTLE_MS = 2_000;
 const DEATH_RECHECK_MS = 20;
 const DUE_LIMIT = 1_000;
+/** The wake time of a dead owner's run: before any other, so it is claimed first. */
+const INTERRUPTED_AT = 0;
 
 export interface FailoverOptions {
   journal: string;
@@ -144,7 +147,7 @@ export class LocalFailover {
         const lease = run.lease;
         if (!lease || lease.owner.startsWith(`${this.o.owner}:`)) continue;
         if (ownerLife(lease.owner) === "dead") {
-          await this.wake(run, Math.min(run.updatedAt, now), "dead-owner");
+          await this.wake(run, INTERRUPTED_AT, "dead-owner");
           report.deadOwners++;
           continue;
         }
