@@ -168,6 +168,9 @@ interface StormResult {
   kills: number;
   /** Kill → each killed in-flight body re-started elsewhere, ms. */
   takeovers: number[];
+  /** The same, split by whether another worker was ready when the kill came. */
+  withSurvivor: number[];
+  withoutSurvivor: number[];
   /** Bodies the killed workers had in flight that had not re-started when the storm ended. */
   stranded: number;
   /** Step bodies started more than once, beyond the ones a kill interrupted. */
@@ -208,24 +211,31 @@ async function storm(minMs: number, maxMs: number, capMs: number): Promise<Storm
     const durationMs = Date.now() - began;
     if (finished < RUNS) finished = (await Promise.all(ids.map((id) => lab.client.get(id)))).filter((r) => TERMINAL_STATUSES.has(r.status)).length;
     const takeovers: number[] = [];
+    const withSurvivor: number[] = [];
+    const withoutSurvivor: number[] = [];
     let stranded = 0;
     let interrupted = 0;
+    const events = lab.events();
+    const readyAt = new Map(events.filter((e) => e.type === "ready").map((e) => [e.worker, e.at]));
+    const killedAt = new Map(kills.map((k) => [k.label, k.at]));
     for (const kill of kills) {
       const lost = inFlight(lab, kill.label);
       interrupted += lost.length;
       const moved = restarts(lab, lost, kill.label, kill.at);
       takeovers.push(...moved.values());
       stranded += lost.length - moved.size;
+      // Was another worker ready (and not yet killed) at the moment of this kill?
+      const survivor = crew.all.some((w) => w.label !== kill.label && (readyAt.get(w.label) ?? Infinity) < kill.at && (killedAt.get(w.label) ?? Infinity) > kill.at);
+      (survivor ? withSurvivor : withoutSurvivor).push(...moved.values());
     }
     const perKey = new Map<string, number>();
     for (const x of lab.log.read()) perKey.set(x.key, (perKey.get(x.key) ?? 0) + 1);
     const repeats = [...perKey.values()].reduce((n, c) => n + c - 1, 0);
-    const readyAt = new Map(lab.events().filter((e) => e.type === "ready").map((e) => [e.worker, e.at]));
     const startMs = crew.all.flatMap((w) => {
       const at = readyAt.get(w.label);
       return at === undefined ? [] : [at - w.spawnedAt];
     });
-    return { finished, runs: RUNS, durationMs, kills: kills.length, takeovers, stranded, unexplainedRepeats: Math.max(0, repeats - interrupted), spawned: crew.all.length, becameReady: readyAt.size, startMs };
+    return { finished, runs: RUNS, durationMs, kills: kills.length, takeovers, withSurvivor, withoutSurvivor, stranded, unexplainedRepeats: Math.max(0, repeats - interrupted), spawned: crew.all.length, becameReady: readyAt.size, startMs };
   } finally {
     await lab.dispose();
   }
@@ -264,6 +274,8 @@ async function main(): Promise<void> {
     console.log(`3. ${name}: a kill every ${min}–${max} ms`);
     const s = await storm(min, max, cap);
     rows.push(row(`3. storm ${min}–${max} ms: kill → killed body re-started (ms)`, s.takeovers, ""));
+    rows.push(row("   of which another worker was ready at the kill", s.withSurvivor, ""));
+    rows.push(row("   of which none was (waits for a new worker to start)", s.withoutSurvivor, ""));
     notes.push(
       `storm ${min}–${max} ms: ${s.finished}/${s.runs} runs finished during the storm (${(s.durationMs / 1000).toFixed(1)} s, ${s.kills} kills${s.finished === s.runs ? ", stopped when the last run finished" : `, cap ${cap / 1000} s`}); ` +
         `${s.stranded} killed bodies not re-started by then; ${s.unexplainedRepeats} body repeats beyond the killed ones; ` +

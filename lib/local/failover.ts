@@ -19,7 +19,7 @@ import type { Statement } from "better-sqlite3";
 import { type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
 import type { LogEntry } from "../core/engine.ts";
 import type { Database } from "./database.ts";
-import { ownerLife } from "./owner-life.ts";
+import { type OwnerLife, ownerLife } from "./owner-life.ts";
 import { PeerMesh } from "./peer-mesh.ts";
 import type { SqliteJournalStore } from "./sqlite-store.ts";
 import type { SqliteWakeTable } from "./wake-table.ts";
@@ -140,15 +140,26 @@ export class LocalFailover {
     const report: RecoveryReport = { deadOwners: 0, stranded: 0 };
     let nextExpiry = Number.POSITIVE_INFINITY;
     const stillAlive = new Set<string>();
+    // One check per owner process per look, however many runs it holds.
+    const lives = new Map<string, OwnerLife>();
+    const lifeOf = (owner: string): OwnerLife => {
+      const runtime = owner.slice(0, owner.lastIndexOf(":"));
+      let life = lives.get(runtime);
+      if (life === undefined) lives.set(runtime, (life = ownerLife(owner)));
+      return life;
+    };
     let cursor: string | undefined;
     do {
       const page = await this.o.store.listRuns({ status: "running", ...(cursor ? { cursor } : {}) });
       for (const run of page.runs) {
         const lease = run.lease;
         if (!lease || lease.owner.startsWith(`${this.o.owner}:`)) continue;
-        if (ownerLife(lease.owner) === "dead") {
-          await this.wake(run, INTERRUPTED_AT, "dead-owner");
-          report.deadOwners++;
+        if (lifeOf(lease.owner) === "dead") {
+          // A wake in the table already (an earlier look's) will be claimed; a claimed one may be a dead claimer's.
+          if (this.visibleWake.get(run.runId, now) === undefined) {
+            await this.wake(run, INTERRUPTED_AT, "dead-owner");
+            report.deadOwners++;
+          }
           continue;
         }
         for (const peer of this.departed.keys()) if (lease.owner.startsWith(`${peer}:`)) stillAlive.add(peer);

@@ -135,9 +135,3 @@ export function ownerLife(owner: string): OwnerLife {
 export function isDeadLocalOwner(lease: Lease): boolean {
   return ownerLife(lease.owner) === "dead";
 }
-
-/** The part of an owner that names its process (`local:<host>:<pid>:<start>.<world>:`), to match a peer's leases. */
-export function processPrefix(owner: string): string {
-  const parts = owner.split(":");
-  return `${parts.slice(0, 4).join(":")}:`;
-}

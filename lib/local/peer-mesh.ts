@@ -34,16 +34,20 @@ export interface PeerMeshOptions {
   onPeerGone: (owner: string | undefined) => void;
 }
 
-/** Where the sockets of a journal's workers live (beside it, or under the temp folder if that path is too long for a socket). */
+/**
+ * Where the sockets of a journal's workers live: beside the journal (by its real path, so that
+ * every worker agrees however it spelled the path), or under the temp folder, named by a hash of
+ * that path, if the socket paths would be too long.
+ */
 export function meshDirFor(journal: string): string {
-  const beside = `${journal}.workers`;
-  if (join(beside, "0000000-00000000.sock").length <= MAX_SOCKET_PATH) return beside;
   let real = journal;
   try {
     real = realpathSync(journal);
   } catch {
     // Not created yet: the path as given.
   }
+  const beside = `${real}.workers`;
+  if (join(beside, "0000000-00000000.sock").length <= MAX_SOCKET_PATH) return beside;
   return join(tmpdir(), `waymark-${createHash("sha256").update(real).digest("hex").slice(0, 16)}.workers`);
 }
 

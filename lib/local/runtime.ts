@@ -34,7 +34,11 @@ export interface LocalRuntimeOptions {
   concurrency?: number;
   /** Longest idle pause between polls of the wake table (other processes may add wakes). Default 50 ms. */
   pollIntervalMs?: number;
-  /** Lease length, renewed while a run executes. Default 10 s. */
+  /**
+   * Lease length, renewed while a run executes. Default 10 s. A dead worker's leases are taken
+   * at once whatever this is; it bounds the wait only for an owner that is frozen (SIGSTOP) or
+   * that this machine cannot check (another pid namespace).
+   */
   leaseTtlMs?: number;
   /** Longest one invocation may hold a run before giving it up (a stuck step body). Default 15 minutes. */
   maxInvocationMs?: number;
