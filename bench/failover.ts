@@ -13,7 +13,9 @@
  *      the storm, kill → killed bodies re-started, step bodies that ran twice.
  *
  * Figures only, never assertions. Run: node --conditions=waymark-source --import tsx bench/failover.ts
- * (optionally `takeover`, `restart`, `storm`, `fast-storm` to run one scenario).
+ * (optionally `takeover`, `restart`, `storm`, `fast-storm` to run one scenario). With BENCH_DEBUG=1
+ * the storms list every killed body that took over 3 s to re-start, with the workers ready then
+ * (and, with WORKER_LOG=1 too, the workers' `recover` entries for its run).
  */
 import { cpus } from "node:os";
 import { setTimeout as delay } from "node:timers/promises";
@@ -225,6 +227,17 @@ async function storm(minMs: number, maxMs: number, capMs: number): Promise<Storm
       takeovers.push(...moved.values());
       stranded += lost.length - moved.size;
       // Was another worker ready (and not yet killed) at the moment of this kill?
+      if (process.env.BENCH_DEBUG) {
+        for (const [key, ms] of moved) {
+          if (ms < 3_000) continue;
+          const runId = key.split("/")[0] ?? "";
+          const by = lab.log.read().find((x) => x.key === key && x.at >= kill.at && x.worker !== kill.label)?.worker;
+          const ready = crew.all.filter((w) => w.label !== kill.label && (readyAt.get(w.label) ?? Infinity) < kill.at && (killedAt.get(w.label) ?? Infinity) > kill.at).map((w) => w.label);
+          const inv = events.filter((e) => e.type === "invocation" && e.runId === runId && e.at >= kill.at && e.at <= kill.at + ms).map((e) => `${e.worker}:${e.result}@${e.at - kill.at}`);
+          const rec = events.filter((e) => e.type === "log" && (e.entry?.runId === runId || String(e.entry?.event).startsWith("dbg-peer")) && e.at >= kill.at - 100 && e.at <= kill.at + ms).map((e) => `${e.worker}:${String(e.entry?.event)}/${String(e.entry?.cause ?? e.entry?.outcome ?? "")}@${e.at - kill.at}`);
+          console.log(`  slow: ${key} killed in ${kill.label} at +${kill.at - began}, re-started by ${by} after ${ms} ms; ready then: ${ready.join(",")}; invocations: ${inv.join(" ")}; logs: ${rec.join(" ")}`);
+        }
+      }
       const survivor = crew.all.some((w) => w.label !== kill.label && (readyAt.get(w.label) ?? Infinity) < kill.at && (killedAt.get(w.label) ?? Infinity) > kill.at);
       (survivor ? withSurvivor : withoutSurvivor).push(...moved.values());
     }

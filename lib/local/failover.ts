@@ -30,6 +30,8 @@ const STRANDED_GRACE_MS = 250;
 const DEATH_SETTLE_MS = 2_000;
 const DEATH_RECHECK_MS = 20;
 const DUE_LIMIT = 1_000;
+/** The key of the wakes a look schedules (one per run: a later look's replaces an earlier one's). */
+const RECOVER_KEY = "recover";
 /** The wake time of a dead owner's run: before any other, so it is claimed first. */
 const INTERRUPTED_AT = 0;
 
@@ -67,6 +69,7 @@ export interface RecoveryReport {
 export class LocalFailover {
   private readonly mesh: PeerMesh | undefined;
   private readonly visibleWake: Statement<[string, number], number>;
+  private readonly waitingRecovery: Statement<[string, number], number>;
   private scanning: Promise<RecoveryReport> | undefined;
   private again = false;
   private lookTimer: NodeJS.Timeout | undefined;
@@ -80,6 +83,7 @@ export class LocalFailover {
   constructor(private readonly o: FailoverOptions) {
     this.mesh = PeerMesh.supported(o.journal) ? new PeerMesh({ journal: o.journal, owner: o.owner, onPeerGone: (peer) => this.peerGone(peer) }) : undefined;
     this.visibleWake = o.db.prepare<[string, number], number>("SELECT 1 FROM wakes WHERE run_id = ? AND visible_at <= ? LIMIT 1").pluck();
+    this.waitingRecovery = o.db.prepare<[string, number], number>(`SELECT 1 FROM wakes WHERE run_id = ? AND key = '${RECOVER_KEY}' AND visible_at <= ?`).pluck();
   }
 
   /** Joins the mesh, then wakes what start-up recovery finds. Resolves once those wakes are written. */
@@ -155,8 +159,9 @@ export class LocalFailover {
         const lease = run.lease;
         if (!lease || lease.owner.startsWith(`${this.o.owner}:`)) continue;
         if (lifeOf(lease.owner) === "dead") {
-          // A wake in the table already (an earlier look's) will be claimed; a claimed one may be a dead claimer's.
-          if (this.visibleWake.get(run.runId, now) === undefined) {
+          // Unless an earlier look's wake is still waiting to be claimed (a claimed one may be a dead claimer's).
+          // The run's other wakes do not count: they wait their turn behind the backlog.
+          if (this.waitingRecovery.get(run.runId, now) === undefined) {
             await this.wake(run, INTERRUPTED_AT, "dead-owner");
             report.deadOwners++;
           }
@@ -187,7 +192,7 @@ export class LocalFailover {
   }
 
   private async wake(run: RunMeta, at: number, cause: "dead-owner" | "stranded"): Promise<void> {
-    await this.o.wakes.schedule({ runId: run.runId, at, reason: "watchdog", key: "recover" });
+    await this.o.wakes.schedule({ runId: run.runId, at, reason: "watchdog", key: RECOVER_KEY });
     this.o.log?.({ level: "warn", event: "recover", runId: run.runId, cause, status: run.status, ...(run.lease ? { owner: run.lease.owner } : {}) });
   }
 

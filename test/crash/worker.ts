@@ -34,6 +34,7 @@
  *   WORKER_NOTE_READY   optional, "1": the `ready` event holds each listed run's lease owner and
  *                       wake keys as the journal showed them when `runtime.start()` resolved
  *   WORKER_DEADLINE_MS  optional: how long to wait for the runs before failing (default 60 s)
+ *   WORKER_LOG          optional, "1": the runtime's structured entries go to `events.jsonl` as `log` events
  *
  * `ready` is noted once `runtime.start()` has resolved (start-up recovery done). Besides `ready`
  * and `step`, `events.jsonl` gets an `invocation` event (its outcome) for every
@@ -53,7 +54,9 @@ export interface WorkerEvent {
   worker: string;
   pid: number;
   at: number;
-  type: "ready" | "step" | "invocation" | "freeze" | "thaw" | "crash";
+  type: "ready" | "step" | "invocation" | "freeze" | "thaw" | "crash" | "log";
+  /** `log`, with WORKER_LOG: one of the runtime's structured entries. */
+  entry?: Record<string, unknown>;
   step?: StepEvent;
   /** `ready`: the runtime's lease owner prefix (each invocation's owner starts with it). */
   owner?: string;
@@ -128,6 +131,7 @@ const runtime = createLocalRuntime({
     }),
   ),
   file: journal,
+  ...(process.env.WORKER_LOG === "1" ? { log: (entry: Record<string, unknown>) => note({ type: "log", entry }) } : {}),
   ...(concurrency === undefined ? {} : { concurrency }),
   ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
   ...(watchdogIntervalMs === undefined ? {} : { watchdogIntervalMs }),
