@@ -210,12 +210,13 @@ export class LocalRuntime {
 
   /** Executes due wakes until `stop()`; `filled` is called once the first claim has been made. */
   private async loop(filled: () => void): Promise<void> {
+    const concurrency = this.o.concurrency ?? 8;
     const pool = new WakePool({
       engine: this.engine,
       wakes: this.wakes,
       clock: systemClock,
       visibilityMs: this.leaseTtlMs * 2,
-      concurrency: this.o.concurrency ?? 8,
+      concurrency,
       invoke: {
         mayBreak: isDeadLocalOwner,
         ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
@@ -233,7 +234,8 @@ export class LocalRuntime {
       while (this.running) {
         await pool.fill().finally(filled);
         if (!this.running) break;
-        const next = await this.wakes.nextDueAt();
+        // Every slot taken: a wake already due would only spin the loop; a freed slot wakes it (onFree).
+        const next = pool.size >= concurrency ? undefined : await this.wakes.nextDueAt();
         const pause = next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - Date.now()));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pause);
