@@ -15,7 +15,7 @@ import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { CHILD_ENTRY_ALIAS, ENV, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
+import { CHILD_ENTRY_ALIAS, ENV, failoverTimings, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
 import { DurableAlarms } from "./alarms.ts";
 import { durableBundling } from "./bundling.ts";
 import { journalTable } from "./journal-table.ts";
@@ -32,7 +32,12 @@ export interface DurableFunctionProps {
   readonly handler?: string;
   /** @default 1024 */
   readonly memorySize?: number;
-  /** One invocation's limit; a run that needs longer checkpoints and continues. @default 1 minute */
+  /**
+   * One invocation's limit; a run that needs longer checkpoints and continues. The lease TTL
+   * (`WAYMARK_LEASE_TTL_MS`) and the wake queue's visibility timeout derive from it, and with
+   * them the longest a crashed invocation's run waits to resume (`failoverTimings`: 85 s for
+   * 1 minute). @default 1 minute
+   */
   readonly timeout?: Duration;
   /** Days a finished run is kept (DynamoDB TTL on its meta item, then the stream deletes the rest) → `WAYMARK_RETENTION_DAYS`. @default 30 */
   readonly retentionDays?: number;
@@ -58,7 +63,7 @@ export interface DurableFunctionProps {
   readonly maxInvocationsPerRun?: number;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
-  /** The wake age that means the queue is not drained. @default 15 min (SQS's longest delay) + the visibility timeout + 5 min */
+  /** The wake age that means the queue is not drained. @default 15 min (SQS's longest delay) + the wake queue's visibility timeout + 5 min */
   readonly oldestWakeAlarmAge?: Duration;
   /** Actions of every alarm (an SNS topic, …). @default none */
   readonly alarmActions?: readonly cloudwatch.IAlarmAction[];
@@ -194,7 +199,7 @@ export class DurableFunction extends Construct {
       logGroup: this.logGroup,
       bundling: durableBundling(props.bundling),
       environment: {
-        ...this.runtimeEnvironment(retentionDays, props),
+        ...this.runtimeEnvironment(retentionDays, timeout, props),
         NODE_OPTIONS: "--enable-source-maps",
         ...props.environment,
       },
@@ -229,7 +234,7 @@ export class DurableFunction extends Construct {
       fn: this.function,
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
-      oldestWakeAge: props.oldestWakeAlarmAge ?? Duration.seconds(SQS_MAX_DELAY_SECONDS + timeout.toSeconds() * 6 + 300),
+      oldestWakeAge: props.oldestWakeAlarmAge ?? Duration.seconds(SQS_MAX_DELAY_SECONDS + failoverTimings(timeout.toSeconds()).visibilityTimeoutSeconds + 300),
       actions: props.alarmActions ?? [],
     });
     this.acknowledgeNagRules(stack, scheduleGroupName);
@@ -278,7 +283,7 @@ export class DurableFunction extends Construct {
   }
 
   /** The environment `configFromEnv` (lib/aws/config.ts) reads. */
-  private runtimeEnvironment(retentionDays: number, props: DurableFunctionProps): Record<string, string> {
+  private runtimeEnvironment(retentionDays: number, timeout: Duration, props: DurableFunctionProps): Record<string, string> {
     const env: Record<string, string> = {
       [ENV.tableName]: this.table.tableName,
       [ENV.queueUrl]: this.queue.queueUrl,
@@ -287,6 +292,8 @@ export class DurableFunction extends Construct {
       [ENV.schedulerRoleArn]: this.schedulerRole.roleArn,
       [ENV.schedulerDeadLetterArn]: this.deadLetterQueue.queueArn,
       [ENV.retentionDays]: String(retentionDays),
+      // With the queue's visibility timeout (wake-queues.ts), what bounds a crashed invocation's wait.
+      [ENV.leaseTtlMs]: String(failoverTimings(timeout.toSeconds()).leaseTtlMs),
     };
     if (props.maxInvocationsPerRun !== undefined) env[ENV.maxInvocations] = String(props.maxInvocationsPerRun);
     if (this.webhookSecret) env[ENV.webhookSecretArn] = this.webhookSecret.secretArn;

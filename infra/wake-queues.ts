@@ -5,12 +5,13 @@
 import { Duration } from "aws-cdk-lib";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { failoverTimings } from "waymark/aws";
 
 /** SQS's largest message (1 MiB); the default is 256 KiB. */
 export const MAX_MESSAGE_BYTES = 1_048_576;
 
 export interface WakeQueuesProps {
-  /** The consuming function's timeout: the visibility timeout is six times it. */
+  /** The consuming function's timeout: the visibility timeout is derived from it (`failoverTimings`). */
   functionTimeout: Duration;
   /** Receives of one wake before it is moved to the dead-letter queue. */
   maxReceiveCount: number;
@@ -32,10 +33,11 @@ export class WakeQueues extends Construct {
 
   constructor(scope: Construct, id: string, props: WakeQueuesProps) {
     super(scope, id);
-    // Six times the timeout (AWS's advice for Lambda consumers): a batch retried by the
-    // Lambda service after a throttle or an error must not reappear while it still runs.
-    // Lambda's 15-minute cap keeps this within SQS's 12 hours.
-    const visibility = Duration.seconds(props.functionTimeout.toSeconds() * 6);
+    // The timeout + the lease TTL + start-up slack, not AWS's generic 6× the timeout: a wake
+    // stays hidden while its invocation can run, and the message of an invocation that crashed
+    // reappears as soon as its lease has lapsed, so that the run resumes within this much (the
+    // README's worst case). A wake seen twice is harmless (the lease, write-once records).
+    const visibility = Duration.seconds(failoverTimings(props.functionTimeout.toSeconds()).visibilityTimeoutSeconds);
     const common = {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

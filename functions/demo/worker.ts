@@ -33,7 +33,9 @@ const runtime = createLocalRuntime({
     }
   },
 });
-runtime.start();
+// Resolves once start-up recovery is done: a run left by a dead worker is already taken over.
+await runtime.start();
+console.log(`  ${label}: ready`);
 const run = await runtime.waitForRun(runId, { timeoutMs: 120_000 });
 await runtime.close();
 console.log(`  ${label}: run ${run.runId} is ${run.status}`);

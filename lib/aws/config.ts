@@ -21,6 +21,13 @@ export interface AwsRuntimeConfig {
   retentionDays: number;
   /** Checkpoint (continue in a new invocation) when less than this much time remains. */
   checkpointMarginMs: number;
+  /**
+   * An invocation gives its runs up (`abandoned`, woken again when the lease lapses) this long
+   * before the function's time runs out, leaving room for that last write and the batch's
+   * answer; at most a tenth of the time the invocation had. Default 2 s.
+   */
+  deadlineMarginMs?: number;
+  /** The lease TTL; the construct derives it from the function timeout ({@link failoverTimings}). */
   leaseTtlMs: number;
   maxInvocations: number;
   /** The webhook secret itself (tests, or a user who injects it) … */
@@ -41,6 +48,51 @@ export interface AwsRuntimeConfig {
   parentQueues?: readonly string[];
 }
 
+/** {@link AwsRuntimeConfig.deadlineMarginMs}'s default. */
+export const DEFAULT_DEADLINE_MARGIN_MS = 2_000;
+
+/** Time for a cold start and the event source's hand-over, between a wake's receipt and its invocation's start. */
+export const START_SLACK_SECONDS = 15;
+
+/** The settings that bound failover on Lambda, derived from one function timeout. */
+export interface FailoverTimings {
+  /** The lease TTL (`WAYMARK_LEASE_TTL_MS`): min(timeout, max(5 s, timeout / 6)). Renewed every third of it. */
+  leaseTtlMs: number;
+  /**
+   * The wake queue's visibility timeout: timeout + lease TTL + {@link START_SLACK_SECONDS}. A
+   * wake's message stays hidden while its invocation can still run, and reappears once the
+   * lease of an invocation that died has lapsed.
+   */
+  visibilityTimeoutSeconds: number;
+  /**
+   * The longest a run whose invocation crashed (killed, out of memory, timed out) waits before it
+   * resumes: its wake's message reappears at most a visibility timeout after it was received,
+   * and finds the dead invocation's lease lapsed. Add the event source's poll and, if no
+   * container is warm, a cold start.
+   */
+  worstCaseResumeMs: number;
+}
+
+/**
+ * The lease TTL and visibility timeout for a function timeout, and the worst-case resume time
+ * they give a crashed invocation's run. The `DurableFunction` construct sets both from its
+ * `timeout`.
+ *
+ * @example
+ * ```ts
+ * failoverTimings(60); // { leaseTtlMs: 10_000, visibilityTimeoutSeconds: 85, worstCaseResumeMs: 85_000 }
+ * ```
+ */
+export function failoverTimings(functionTimeoutSeconds: number): FailoverTimings {
+  if (!Number.isFinite(functionTimeoutSeconds) || functionTimeoutSeconds <= 0) {
+    throw new ConfigurationError(`the function timeout must be a positive number of seconds, got ${functionTimeoutSeconds}`);
+  }
+  const timeoutMs = functionTimeoutSeconds * 1_000;
+  const leaseTtlMs = Math.round(Math.min(timeoutMs, Math.max(5_000, timeoutMs / 6)));
+  const visibilityTimeoutSeconds = Math.ceil(functionTimeoutSeconds + leaseTtlMs / 1_000 + START_SLACK_SECONDS);
+  return { leaseTtlMs, visibilityTimeoutSeconds, worstCaseResumeMs: visibilityTimeoutSeconds * 1_000 };
+}
+
 /** The environment variables, by setting. */
 export const ENV = {
   tableName: "WAYMARK_TABLE",
@@ -51,6 +103,7 @@ export const ENV = {
   schedulerDeadLetterArn: "WAYMARK_SCHEDULER_DLQ_ARN",
   retentionDays: "WAYMARK_RETENTION_DAYS",
   checkpointMarginMs: "WAYMARK_CHECKPOINT_MARGIN_MS",
+  deadlineMarginMs: "WAYMARK_DEADLINE_MARGIN_MS",
   leaseTtlMs: "WAYMARK_LEASE_TTL_MS",
   maxInvocations: "WAYMARK_MAX_INVOCATIONS",
   webhookSecret: "WAYMARK_WEBHOOK_SECRET",
@@ -95,6 +148,7 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
   const secret = text("webhookSecret", false);
   const secretArn = text("webhookSecretArn", false);
   const publicUrl = text("publicUrl", false);
+  if (env[ENV.deadlineMarginMs]) config.deadlineMarginMs = num("deadlineMarginMs", DEFAULT_DEADLINE_MARGIN_MS);
   if (secret) config.webhookSecret = secret;
   if (secretArn) config.webhookSecretArn = secretArn;
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, "");

@@ -26,7 +26,7 @@ export { startChildByInvoke, cancelChildByInvoke, CHILD_ENTRY_ALIAS, type ChildA
 export { formatChildEndMessage, parseChildEndMessage, isChildEndMessage, CHILD_END_MAX_BYTES } from "./child-message.ts";
 export { createLambdaHandler, UnsupportedEventError, type LambdaHandler } from "./lambda.ts";
 export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type AwsRuntimeOptions, type SecretReader } from "./runtime.ts";
-export { configFromEnv, ConfigurationError, ENV, type AwsRuntimeConfig } from "./config.ts";
+export { configFromEnv, ConfigurationError, ENV, failoverTimings, DEFAULT_DEADLINE_MARGIN_MS, type AwsRuntimeConfig, type FailoverTimings } from "./config.ts";
 export { handleWakeBatch } from "./sqs-entry.ts";
 export { METRIC, METRICS_NAMESPACE, DIMENSION } from "../observe/metrics.ts";
 export { S3PayloadStore, type S3PayloadStoreOptions } from "./s3-payloads.ts";

@@ -6,6 +6,7 @@ import type { AwsRuntime } from "./runtime.ts";
 import type { LambdaContext, SqsBatchResponse, SqsEvent } from "./lambda-types.ts";
 import { parseWakeMessage, topUpDelaySeconds } from "./wake-message.ts";
 import { isChildEndMessage, parseChildEndMessage } from "./child-message.ts";
+import { DEFAULT_DEADLINE_MARGIN_MS } from "./config.ts";
 
 /**
  * Handles a batch of wakes. A wake that arrives early (Scheduler fires within its minute) is
@@ -19,6 +20,9 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
   const start = context.getRemainingTimeInMillis();
   // Keep a margin for the checkpoint itself, but never so much that nothing can run.
   const margin = Math.min(rt.config.checkpointMarginMs, start / 4);
+  // A body still running this close to the function's end is given up (the run is woken again
+  // when its lease lapses), so the batch answers before Lambda stops it and is not redelivered.
+  const deadline = rt.clock.now() + start - Math.min(rt.config.deadlineMarginMs ?? DEFAULT_DEADLINE_MARGIN_MS, start / 10);
   await Promise.all(
     event.Records.map(async (record) => {
       const began = rt.clock.now();
@@ -54,6 +58,7 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
         const result = await rt.engine.invoke(wake.runId, {
           // The first new step always runs, so a short timeout still makes progress.
           shouldYield: () => started++ > 0 && context.getRemainingTimeInMillis() < margin,
+          deadline,
           ...(wake.traceparent ? { traceparent: wake.traceparent } : {}),
         });
         rt.log({

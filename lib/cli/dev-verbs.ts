@@ -88,7 +88,7 @@ async function startDev(module: string, file: string, port: number, host: string
   let base: string | undefined;
   const webhook = { secret, baseUrl: () => base };
   const runtime = createLocalRuntime({ workflows, file, webhook });
-  runtime.start();
+  await runtime.start();
   try {
     const server = await startDevServer({ runtime, port, host, secret, links: createApprovalLinks(webhook), source: file });
     base = server.url;

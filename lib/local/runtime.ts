@@ -1,17 +1,16 @@
 /**
  * The embedded default: the engine on a SQLite journal (one file, WAL), a wake table in the
- * same file, and a timer loop, all in one process. `kill -9` loses nothing: a new process on
- * the same file takes over the dead one's leases and due wakes and resumes every run.
+ * same file, and a timer loop, all in one process. `kill -9` loses nothing: the other workers on
+ * the same file (or a new one) take over the dead one's leases and due wakes at once and resume
+ * every run (failover.ts).
  */
-import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { Engine, type InvocationResult, type LogEntry } from "../core/engine.ts";
 import type { StepEvent } from "../core/execution.ts";
 import { createRegistry } from "../core/registry.ts";
 import { RunNotFoundError } from "../core/errors.ts";
-import { type Lease, type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
+import { type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
 import { WakePool } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { openLocalDatabase } from "./database.ts";
@@ -22,6 +21,10 @@ import { entrySink } from "../observe/sinks.ts";
 import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
 import { DirPayloadStore, payloadDirFor } from "./dir-payloads.ts";
 import { runPayloadPrefix, type PayloadOptions } from "../core/payloads.ts";
+import { isDeadLocalOwner, localOwner } from "./owner-life.ts";
+import { LocalFailover } from "./failover.ts";
+
+export { isDeadLocalOwner } from "./owner-life.ts";
 
 export interface LocalRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
@@ -31,11 +34,19 @@ export interface LocalRuntimeOptions {
   concurrency?: number;
   /** Longest idle pause between polls of the wake table (other processes may add wakes). Default 50 ms. */
   pollIntervalMs?: number;
-  /** Lease length, renewed while a run executes. Default 10 s. */
+  /**
+   * Lease length, renewed while a run executes. Default 10 s. A dead worker's leases are taken
+   * at once whatever this is; it bounds the wait only for an owner that is frozen (SIGSTOP) or
+   * that this machine cannot check (another pid namespace).
+   */
   leaseTtlMs?: number;
   /** Longest one invocation may hold a run before giving it up (a stuck step body). Default 15 minutes. */
   maxInvocationMs?: number;
-  /** How often the watchdog looks for overdue runs (and for finished runs past retention). Default 5 s. */
+  /**
+   * How often the watchdog deletes finished runs past retention, and the longest the failover
+   * goes without looking for dead workers' and stranded runs (it also looks at every worker's
+   * death and lease expiry, and at least every half lease TTL). Default 5 s.
+   */
   watchdogIntervalMs?: number;
   /**
    * Days a finished run is kept; then the watchdog deletes it with all its records and wakes,
@@ -59,44 +70,15 @@ export interface LocalRuntimeOptions {
   payloads?: boolean | (Omit<PayloadOptions, "store"> & { dir?: string });
 }
 
-const ownerPrefix = `local:${hostname()}:`;
-
-/** True when a lease belongs to a process on this machine that no longer exists. */
-export function isDeadLocalOwner(lease: Lease): boolean {
-  if (!lease.owner.startsWith(ownerPrefix)) return false;
-  const pid = Number(lease.owner.slice(ownerPrefix.length).split(":")[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-  return isZombie(pid);
-}
-
 /**
- * A killed process that its parent has not reaped yet still answers `kill(pid, 0)`. On Linux,
- * `/proc/<pid>/stat` tells: state `Z` (zombie) or `X` (dead). Elsewhere, assume alive (the lease
- * then simply expires).
- */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state === "Z" || state === "X";
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Creates the local runtime. Call `start()` to begin executing runs.
+ * Creates the local runtime. `await start()` to begin executing runs: it resolves once start-up
+ * recovery is done.
  *
  * @example
  * ```ts
  * import { createLocalRuntime } from "waymark/local";
  * const rt = createLocalRuntime({ workflows: [orderFlow], file: ".waymark/journal.db" });
- * rt.start();
+ * await rt.start();
  * await rt.client.start(orderFlow, { runId: "order-8472", input: order });
  * const run = await rt.waitForRun("order-8472");
  * await rt.close();
@@ -107,7 +89,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
 }
 
 export class LocalRuntime {
-  readonly owner = `${ownerPrefix}${process.pid}:${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  /**
+   * This runtime's lease owner prefix, `local:<host>:<pid>:<start>.<world>:<id>`: the other
+   * workers of the journal can tell whether its process lives (owner-life.ts).
+   */
+  readonly owner = localOwner();
   readonly store: SqliteJournalStore;
   readonly wakes: SqliteWakeTable;
   readonly client: Client;
@@ -115,6 +101,11 @@ export class LocalRuntime {
   readonly engine: Engine;
   private readonly db: ReturnType<typeof openLocalDatabase>;
   private running = false;
+  private started: Promise<void> | undefined;
+  private failover: LocalFailover | undefined;
+  private readonly file: string;
+  private readonly leaseTtlMs: number;
+  private readonly loadTracing: (() => ReturnType<typeof loadOpenTelemetry>) | undefined;
   private loopDone: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -122,7 +113,9 @@ export class LocalRuntime {
   private readonly log: ((entry: LogEntry) => void) | undefined;
 
   constructor(private readonly o: LocalRuntimeOptions) {
-    this.db = openLocalDatabase(o.file ?? ".waymark/journal.db");
+    this.file = o.file ?? ".waymark/journal.db";
+    this.leaseTtlMs = o.leaseTtlMs ?? 10_000;
+    this.db = openLocalDatabase(this.file);
     this.store = new SqliteJournalStore(this.db, o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays });
     this.pollMs = o.pollIntervalMs ?? 50;
     // Wakes due now interrupt the idle pause instead of waiting for the next poll.
@@ -138,33 +131,63 @@ export class LocalRuntime {
     const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
     this.log = o.log || o.logger ? entrySink({ ...(o.log ? { log: o.log } : {}), ...(o.logger ? { logger: o.logger } : {}) }) : undefined;
-    const tracing = o.tracing === false ? undefined : createTracing(loadOpenTelemetry);
+    // Loaded once, during start(), so that the first invocations do not wait for the import.
+    let otel: ReturnType<typeof loadOpenTelemetry> | undefined;
+    this.loadTracing = o.tracing === false ? undefined : () => (otel ??= loadOpenTelemetry());
+    const tracing = this.loadTracing ? createTracing(this.loadTracing) : undefined;
     this.engine = new Engine({
       ...ports,
       ...(tracing ? { wakes: traceWakes(this.wakes, tracing), hooks: tracing.hooks } : {}),
       owner: this.owner,
-      leaseTtlMs: o.leaseTtlMs ?? 10_000,
+      leaseTtlMs: this.leaseTtlMs,
       ...(o.maxInvocationMs === undefined ? {} : { maxInvocationMs: o.maxInvocationMs }),
       ...(this.log ? { log: this.log } : {}),
       ...(o.webhook ? { links: createApprovalLinks(o.webhook) } : {}),
     });
   }
 
-  /** Recovers runs left by dead processes, then executes due wakes until `stop()`. */
-  start(): void {
-    if (this.running) return;
+  /**
+   * Joins the journal's other workers, recovers what dead ones left (their leased runs, then due
+   * runs nobody will wake, most overdue first), claims the first wakes, and resolves: the
+   * runtime is ready, and its first invocations are under way. It then executes due wakes until
+   * `stop()`. Calling it again returns the same promise. If recovery fails, the promise rejects
+   * (and the loop carries on: the watchdog looks again).
+   */
+  start(): Promise<void> {
+    if (this.started) return this.started;
     this.running = true;
-    this.loopDone = this.recover().then(() => this.loop());
+    const failover = new LocalFailover({
+      journal: this.file,
+      db: this.db,
+      store: this.store,
+      wakes: this.wakes,
+      owner: this.owner,
+      scanIntervalMs: Math.min(this.o.watchdogIntervalMs ?? 5_000, this.leaseTtlMs / 2),
+      ...(this.log ? { log: this.log } : {}),
+    });
+    this.failover = failover;
+    let firstFill!: () => void;
+    const filled = new Promise<void>((resolve) => (firstFill = resolve));
+    const recovered = Promise.all([failover.start(), this.loadTracing?.()]);
+    this.loopDone = recovered.catch(() => {}).then(() => this.loop(firstFill));
     this.watchdog = setInterval(() => void this.sweep().catch(() => {}), this.o.watchdogIntervalMs ?? 5_000);
     this.watchdog.unref();
+    const started = recovered.then(() => filled);
+    // A caller that does not await start() must not get an unhandled rejection for it.
+    started.catch((err: unknown) => this.log?.({ event: "recovery-error", runId: "", error: String(err) }));
+    this.started = started;
+    return started;
   }
 
   /** Stops polling and waits for invocations in progress. */
   async stop(): Promise<void> {
     this.running = false;
+    this.started = undefined;
     clearInterval(this.watchdog);
     this.wakeUp?.();
     await this.loopDone;
+    await this.failover?.stop();
+    this.failover = undefined;
   }
 
   /** Stops and closes the journal file. */
@@ -185,13 +208,15 @@ export class LocalRuntime {
     }
   }
 
-  private async loop(): Promise<void> {
+  /** Executes due wakes until `stop()`; `filled` is called once the first claim has been made. */
+  private async loop(filled: () => void): Promise<void> {
+    const concurrency = this.o.concurrency ?? 8;
     const pool = new WakePool({
       engine: this.engine,
       wakes: this.wakes,
       clock: systemClock,
-      visibilityMs: (this.o.leaseTtlMs ?? 10_000) * 2,
-      concurrency: this.o.concurrency ?? 8,
+      visibilityMs: this.leaseTtlMs * 2,
+      concurrency,
       invoke: {
         mayBreak: isDeadLocalOwner,
         ...(this.o.onStep ? { onStep: this.o.onStep } : {}),
@@ -207,9 +232,10 @@ export class LocalRuntime {
     });
     try {
       while (this.running) {
-        await pool.fill();
+        await pool.fill().finally(filled);
         if (!this.running) break;
-        const next = await this.wakes.nextDueAt();
+        // Every slot taken: a wake already due would only spin the loop; a freed slot wakes it (onFree).
+        const next = pool.size >= concurrency ? undefined : await this.wakes.nextDueAt();
         const pause = next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - Date.now()));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pause);
@@ -221,40 +247,17 @@ export class LocalRuntime {
         this.wakeUp = undefined;
       }
     } finally {
+      filled(); // stopped before the first claim: start() must not wait for ever
       await pool.idle().catch(() => {});
     }
   }
 
   /**
-   * At start: runs whose lease a dead local process holds, and runs already due (a wake the
-   * dead process had claimed stays hidden for a while), are woken now rather than later.
-   */
-  private async recover(): Promise<void> {
-    await this.wakeDeadOwners();
-    const due = await this.store.listDueRuns(Date.now(), 1_000);
-    for (const run of due) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "recover" });
-  }
-
-  /** Runs leased by a local process that has died are woken; `mayBreak` then takes the lease. */
-  private async wakeDeadOwners(): Promise<void> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.store.listRuns({ status: "running", ...(cursor ? { cursor } : {}) });
-      for (const run of page.runs) {
-        if (run.lease && isDeadLocalOwner(run.lease)) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "recover" });
-      }
-      cursor = page.cursor;
-    } while (cursor);
-  }
-
-  /**
-   * The watchdog: overdue runs, and runs of a peer process that died, are woken again; finished
-   * runs past retention are deleted (a bounded batch per tick; the next tick takes the rest).
+   * The watchdog: finished runs past retention are deleted (a bounded batch per tick; the next
+   * tick takes the rest). Dead peers' and stranded runs are the failover's (failover.ts), which
+   * looks on every death, lease expiry and scan tick.
    */
   private async sweep(): Promise<void> {
-    await this.wakeDeadOwners();
-    const overdue = await this.store.listDueRuns(Date.now() - 1_000, 100);
-    for (const run of overdue) await this.wakes.schedule({ runId: run.runId, at: Date.now(), reason: "watchdog", key: "watchdog" });
     // Each purged run's values stored by reference go with it.
     for (const run of await this.store.purgeExpired(Date.now(), 100)) {
       await this.payloadStore?.deletePrefix?.(runPayloadPrefix(run.runId, run.createdAt));

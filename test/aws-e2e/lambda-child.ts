@@ -19,6 +19,8 @@ export interface ChildSpec {
   config: AwsRuntimeConfig;
   ledgerFile: string;
   clockOffset: number;
+  /** The function timeout its invocations count down from (the event source's default otherwise). */
+  functionTimeoutMs?: number;
 }
 
 const raw = process.env.WAYMARK_E2E_CHILD;
@@ -35,7 +37,14 @@ const handler = createLambdaHandler({
   clock,
   log: () => {},
 });
-const loop = new EventSourceMapping({ sqs: clients.sqs, queueUrl: spec.queues.queueUrl, queueArn: spec.queues.queueArn, handler, beforePoll: () => scheduler.fireDue() });
+const loop = new EventSourceMapping({
+  sqs: clients.sqs,
+  queueUrl: spec.queues.queueUrl,
+  queueArn: spec.queues.queueArn,
+  handler,
+  beforePoll: () => scheduler.fireDue(),
+  ...(spec.functionTimeoutMs === undefined ? {} : { functionTimeoutMs: spec.functionTimeoutMs }),
+});
 console.log("ready");
 // Runs until killed (the test's SIGKILL); the deadline only bounds an orphan.
 await loop.runUntil(() => false, { deadlineMs: 120_000, what: "a SIGKILL" }).catch(() => process.exit(1));

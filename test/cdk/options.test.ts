@@ -53,8 +53,9 @@ describe("DurableFunction options", () => {
       environment: { LOG_LEVEL: "debug" },
     });
     t.template.hasResourceProperties("AWS::Lambda::Function", { Timeout: 120, MemorySize: 512 });
-    expect(envOf(t)).toMatchObject({ [ENV.retentionDays]: "90", [ENV.maxInvocations]: "500", LOG_LEVEL: "debug" });
-    t.template.hasResourceProperties("AWS::SQS::Queue", { VisibilityTimeout: 720, RedrivePolicy: { maxReceiveCount: 3 } });
+    // A 2-minute timeout: lease TTL 20 s (a sixth), visibility 120 + 20 + 15 s.
+    expect(envOf(t)).toMatchObject({ [ENV.retentionDays]: "90", [ENV.maxInvocations]: "500", [ENV.leaseTtlMs]: "20000", LOG_LEVEL: "debug" });
+    t.template.hasResourceProperties("AWS::SQS::Queue", { VisibilityTimeout: 155, RedrivePolicy: { maxReceiveCount: 3 } });
     t.template.hasResourceProperties("AWS::Lambda::EventSourceMapping", { BatchSize: 5, ScalingConfig: { MaximumConcurrency: 50 } });
     t.template.hasResourceProperties("AWS::Scheduler::Schedule", { ScheduleExpression: "rate(10 minutes)" });
     t.template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "ApproximateAgeOfOldestMessage", Threshold: 3600 });

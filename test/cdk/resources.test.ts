@@ -61,9 +61,9 @@ describe("the journal table", () => {
 });
 
 describe("the wake queue and its DLQ", () => {
-  it("wake queue: visibility 6× the function timeout, 1 MiB messages, SSE, redrive to the DLQ", () => {
+  it("wake queue: visibility the function timeout + the lease TTL + 15 s start-up slack, 1 MiB messages, SSE, redrive to the DLQ", () => {
     expect(props(durable.queue)).toEqual({
-      VisibilityTimeout: 6 * 60,
+      VisibilityTimeout: 60 + 10 + 15,
       MaximumMessageSize: 1_048_576,
       SqsManagedSseEnabled: true,
       MessageRetentionPeriod: 14 * 86_400,
@@ -114,6 +114,7 @@ describe("the function", () => {
       [ENV.schedulerRoleArn]: ref(durable.schedulerRole.roleArn),
       [ENV.schedulerDeadLetterArn]: ref(durable.deadLetterQueue.queueArn),
       [ENV.retentionDays]: "30",
+      [ENV.leaseTtlMs]: "10000", // a sixth of the 1-minute timeout, at least 5 s (failoverTimings)
       [ENV.webhookSecretArn]: ref(durable.webhookSecret?.secretArn ?? ""),
       [ENV.payloadBucket]: ref(durable.payloadBucket?.bucketName ?? ""),
       NODE_OPTIONS: "--enable-source-maps",
@@ -123,7 +124,7 @@ describe("the function", () => {
   it("that environment is one configFromEnv accepts (tokens stood in for by their names)", () => {
     const vars = (fn.Environment as { Variables: Record<string, unknown> }).Variables;
     const env = Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, typeof v === "string" ? v : `deployed:${JSON.stringify(v)}`]));
-    expect(configFromEnv(env)).toMatchObject({ retentionDays: 30, scheduleGroup: durable.scheduleGroup.scheduleGroupName });
+    expect(configFromEnv(env)).toMatchObject({ retentionDays: 30, leaseTtlMs: 10_000, scheduleGroup: durable.scheduleGroup.scheduleGroupName });
     expect(Object.keys(vars).filter((k) => k !== "NODE_OPTIONS").every((k) => (Object.values(ENV) as string[]).includes(k))).toBe(true);
   });
 
@@ -210,7 +211,7 @@ describe("the alarms", () => {
       MetricName: "ApproximateAgeOfOldestMessage",
       Dimensions: [{ Name: "QueueName", Value: ref(durable.queue.queueName) }],
       Statistic: "Maximum",
-      Threshold: 900 + 360 + 300,
+      Threshold: 900 + 85 + 300,
     });
   });
 

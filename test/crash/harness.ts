@@ -35,6 +35,10 @@ export interface WorkerSpec {
   watchdogMs?: number;
   /** Record the run's lease owner with every body execution (`BodyExecution.leaseOwner`). */
   noteLease?: boolean;
+  /** Record each listed run's lease owner and wakes in the `ready` event (`WorkerEvent.runs`). */
+  noteReady?: boolean;
+  /** How long the worker waits for its runs before failing. Default 60 s. */
+  deadlineMs?: number;
 }
 
 export interface Exit {
@@ -97,6 +101,8 @@ export class CrashLab {
     if (spec.leaseTtlMs !== undefined) env.WORKER_LEASE_TTL_MS = String(spec.leaseTtlMs);
     if (spec.watchdogMs !== undefined) env.WORKER_WATCHDOG_MS = String(spec.watchdogMs);
     if (spec.noteLease) env.WORKER_NOTE_LEASE = "1";
+    if (spec.noteReady) env.WORKER_NOTE_READY = "1";
+    if (spec.deadlineMs !== undefined) env.WORKER_DEADLINE_MS = String(spec.deadlineMs);
     const node = [process.execPath, "--conditions=waymark-source", "--import", "tsx", workerScript] as const;
     // Unreaped: the worker's parent is a `sleep` that never waits for it, so once it dies it
     // stays a zombie (its pid still answers kill(pid, 0)) until that parent goes.

@@ -5,9 +5,9 @@
  */
 import { describe, it } from "vitest";
 import { withLab } from "./harness.ts";
-import { crashOrder, order, orderBodies } from "./order-scenario.ts";
+import { crashOrder, order, orderBodies, SCENARIO_MS } from "./order-scenario.ts";
 
-describe.concurrent("order flow: SIGKILL and restart", () => {
+describe.concurrent("order flow: SIGKILL and restart", { timeout: SCENARIO_MS + 30_000 }, () => {
   it("(a) SIGKILL right after charge is recorded: the restart returns charge from the journal and does not execute it", async ({ expect }) => {
     await withLab(async (lab) => {
       const { runId, first, second, run } = await crashOrder(lab, "completed:charge");

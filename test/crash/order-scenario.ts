@@ -28,6 +28,9 @@ export interface OrderCrash {
   run: RunMeta;
 }
 
+/** How long one scenario may take, from the run's start to its end. */
+export const SCENARIO_MS = 90_000;
+
 export async function crashOrder(lab: CrashLab, crashAt: string, runId = "order-8472"): Promise<OrderCrash> {
   await lab.client.start(orderFlow, { runId, input: order });
   const first = lab.spawn({ label: "1", runs: [runId], crashAt });
@@ -43,7 +46,8 @@ export async function crashOrder(lab: CrashLab, crashAt: string, runId = "order-
     // `exited` is set once the dead worker is reaped, so its pid no longer answers kill(pid, 0).
     if (first.exited && !second) second = lab.spawn({ label: "2", runs: [runId] });
     return undefined;
-  });
+    // Generous: the order-flow file runs its fourteen scenarios at once, each starting two workers.
+  }, SCENARIO_MS);
   await first.exit;
   await second?.exit;
   return { runId, first, second, run };

@@ -31,8 +31,13 @@
  *   WORKER_WATCHDOG_MS  optional: the runtime's watchdog interval (default: the runtime's)
  *   WORKER_NOTE_LEASE   optional, "1": each body execution records the run's lease owner as read
  *                       from the journal file when the body started (`BodyExecution.leaseOwner`)
+ *   WORKER_NOTE_READY   optional, "1": the `ready` event holds each listed run's lease owner and
+ *                       wake keys as the journal showed them when `runtime.start()` resolved
+ *   WORKER_DEADLINE_MS  optional: how long to wait for the runs before failing (default 60 s)
+ *   WORKER_LOG          optional, "1": the runtime's structured entries go to `events.jsonl` as `log` events
  *
- * Besides `ready` and `step`, `events.jsonl` gets an `invocation` event (its outcome) for every
+ * `ready` is noted once `runtime.start()` has resolved (start-up recovery done). Besides `ready`
+ * and `step`, `events.jsonl` gets an `invocation` event (its outcome) for every
  * invocation that ends, and `freeze`/`thaw` events.
  */
 import { appendFileSync } from "node:fs";
@@ -49,7 +54,9 @@ export interface WorkerEvent {
   worker: string;
   pid: number;
   at: number;
-  type: "ready" | "step" | "invocation" | "freeze" | "thaw" | "crash";
+  type: "ready" | "step" | "invocation" | "freeze" | "thaw" | "crash" | "log";
+  /** `log`, with WORKER_LOG: one of the runtime's structured entries. */
+  entry?: Record<string, unknown>;
   step?: StepEvent;
   /** `ready`: the runtime's lease owner prefix (each invocation's owner starts with it). */
   owner?: string;
@@ -59,6 +66,15 @@ export interface WorkerEvent {
   result?: string;
   /** `freeze`, `thaw`, `crash`: the point. */
   point?: string;
+  /** `ready`, with WORKER_NOTE_READY: each listed run as the journal showed it when `start()` resolved. */
+  runs?: Record<string, ReadyRun>;
+}
+
+/** A run as a worker saw it when it became ready. */
+export interface ReadyRun {
+  leaseOwner: string | null;
+  /** The keys of the run's wakes in the wake table. */
+  wakes: string[];
 }
 
 const journal = required("WORKER_JOURNAL");
@@ -70,6 +86,7 @@ const concurrency = process.env.WORKER_CONCURRENCY ? Number(process.env.WORKER_C
 const freezeAt = process.env.WORKER_FREEZE_AT ?? "";
 const leaseTtlMs = process.env.WORKER_LEASE_TTL_MS ? Number(process.env.WORKER_LEASE_TTL_MS) : undefined;
 const watchdogIntervalMs = process.env.WORKER_WATCHDOG_MS ? Number(process.env.WORKER_WATCHDOG_MS) : undefined;
+const deadlineMs = process.env.WORKER_DEADLINE_MS ? Number(process.env.WORKER_DEADLINE_MS) : 60_000;
 const frozenRuns = new Set<string>();
 const eventsFile = join(dir, "events.jsonl");
 const log = new ExecutionLog(dir);
@@ -82,6 +99,18 @@ const leaseOwner =
         db.pragma("busy_timeout = 5000");
         const select = db.prepare<[string], string | null>("SELECT lease_owner FROM runs WHERE run_id = ?").pluck();
         return (runId: string) => ({ leaseOwner: select.get(runId) ?? null });
+      })()
+    : undefined;
+
+// What the journal shows for each listed run the moment start() resolved (WORKER_NOTE_READY).
+const readyState =
+  process.env.WORKER_NOTE_READY === "1"
+    ? (() => {
+        const db = new BetterSqlite3(journal);
+        db.pragma("busy_timeout = 5000");
+        const owner = db.prepare<[string], string | null>("SELECT lease_owner FROM runs WHERE run_id = ?").pluck();
+        const wakes = db.prepare<[string], string>("SELECT key FROM wakes WHERE run_id = ? ORDER BY key").pluck();
+        return () => Object.fromEntries(runIds.map((id): [string, ReadyRun] => [id, { leaseOwner: owner.get(id) ?? null, wakes: wakes.all(id) }]));
       })()
     : undefined;
 
@@ -102,6 +131,7 @@ const runtime = createLocalRuntime({
     }),
   ),
   file: journal,
+  ...(process.env.WORKER_LOG === "1" ? { log: (entry: Record<string, unknown>) => note({ type: "log", entry }) } : {}),
   ...(concurrency === undefined ? {} : { concurrency }),
   ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
   ...(watchdogIntervalMs === undefined ? {} : { watchdogIntervalMs }),
@@ -150,10 +180,10 @@ if (crashAt.startsWith("finished:")) {
     return ok;
   };
 }
-runtime.start();
-note({ type: "ready", owner: runtime.owner });
+await runtime.start();
+note({ type: "ready", owner: runtime.owner, ...(readyState ? { runs: readyState() } : {}) });
 
-await waitForRuns(Date.now() + 60_000);
+await waitForRuns(Date.now() + deadlineMs);
 await runtime.close();
 
 /** Until every listed run has finished; a run may not have been created yet. */
