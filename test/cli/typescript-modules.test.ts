@@ -1,10 +1,11 @@
 /**
- * Issue 20 item 2: `waymark dev x.ts` and `--workflows x.ts` load a user's TypeScript module in
- * a project with tsx installed. The CLI runs as users run it, as JavaScript in a plain `node`
- * process with no loader registered (built here with esbuild, as the package's dist/ is built by
- * tsc), so nothing but the CLI itself can make Node load `.ts`. The old CLI imported the module,
- * failed with ERR_UNKNOWN_FILE_EXTENSION, registered tsx and imported the same URL again, which
- * Node had cached as failed.
+ * Issue 20 item 2: `waymark dev x.ts` and every `--workflows x.ts` verb (runs start, check)
+ * load a user's TypeScript module in a project with tsx installed. The CLI runs as users run
+ * it, as JavaScript in a plain `node` process with no loader registered (built here with
+ * esbuild, as the package's dist/ is built by tsc), so nothing but the CLI itself can make Node
+ * load `.ts`. The old CLI imported the module, failed with ERR_UNKNOWN_FILE_EXTENSION,
+ * registered tsx and imported the same URL again, which Node had cached as failed; `check`
+ * never registered tsx at all.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -83,6 +84,17 @@ describe("the CLI loads a TypeScript workflow module", () => {
 
     dev.child.kill("SIGTERM");
     expect((await dev.exit).code).toBe(0);
+  });
+
+  it("waymark check --workflows x.ts replays an exported history on the module's code", async () => {
+    const histories = join(work, "histories");
+    mkdirSync(histories);
+    const exported = await waymark(["runs", "history", "export", "g-1", "--out", join(histories, "g-1.json"), "--file", journal]).exit;
+    expect(exported.code).toBe(0);
+    const checked = await waymark(["check", "--histories", histories, "--workflows", join(fixtures, "greet.ts")]).exit;
+    expect(checked.err).toBe("");
+    expect(checked.code).toBe(0);
+    expect(checked.out).toContain("1 of 1 histories replay on today's code");
   });
 
   it("an .mts module and a .ts module in one command", async () => {
