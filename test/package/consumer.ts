@@ -40,7 +40,7 @@ import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { pathWith, sqlitePrebuildEnv } from "./ci-cache.ts";
-import { dashboardUrl, expectThat, repo, serve, sh, step, summary, until, version } from "./harness.ts";
+import { dashboardUrl, expectThat, httpGet, repo, serve, sh, step, summary, until, version } from "./harness.ts";
 
 const { values: options } = parseArgs({ options: { ai: { type: "string", default: "6" }, quick: { type: "boolean", default: false } } });
 if (options.ai !== "6" && options.ai !== "7") throw new Error(`--ai 6 or --ai 7, not ${options.ai}`);
@@ -150,15 +150,15 @@ try {
     let listed: string;
     try {
       const url = await dashboardUrl(dev);
-      const form = await fetch(`${url}/ui/start`);
-      expectThat(form.status === 200 && (await form.text()).includes("order-flow"), `GET /ui/start answered ${form.status} without the workflow`);
+      const form = await httpGet(`${url}/ui/start`);
+      expectThat(form.status === 200 && form.body.includes("order-flow"), `GET /ui/start answered ${form.status} without the workflow`);
       listed = await until("cli-1 to wait for approval", () => {
         const out = run("npx", ["waymark", "runs", "list", "--file", journal]);
         return /cli-1\s+order-flow\s+suspended .*signal:approval/.test(out) ? out : undefined;
       });
     } catch (err) {
       await dev.stop();
-      throw err;
+      throw new Error(`${(err as Error).message}\nwaymark dev printed:\n${dev.output()}`, { cause: err });
     }
     const ended = await dev.stop();
     expectThat(ended.code === 0 || ended.signal === "SIGINT", `waymark dev ended with ${JSON.stringify(ended)}:\n${dev.output()}`);

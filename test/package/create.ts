@@ -9,8 +9,9 @@
  *      `npm run typecheck`;
  *   3. `npm run synth`: the CDK app synthesized, bundled by the construct's esbuild, cdk-nag on;
  *   4. `npm run dev`: the dashboard fetched over HTTP, a run started with the CLI from another
- *      command (`waymark runs start --workflows src/expense.ts`) executed by the dev server up to
- *      its wait for a decision, then the server stopped.
+ *      command (`waymark runs start --workflows src/expense.ts`, as the project's README says)
+ *      executed by the dev server up to its wait for a decision, the decision sent with
+ *      `waymark runs signal`, the run resumed into its payout delay, then Ctrl-C.
  *
  * better-sqlite3 takes its build from the CI cache (ci-cache.ts) instead of compiling SQLite.
  * Run: npm run test:create (in .ci/run). Keep the folder with WAYMARK_KEEP_CONSUMER=1.
@@ -19,7 +20,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqlitePrebuildEnv } from "./ci-cache.ts";
-import { dashboardUrl, expectThat, repo, serve, sh, step, summary, until } from "./harness.ts";
+import { dashboardUrl, expectThat, httpGet, repo, serve, sh, step, summary, until } from "./harness.ts";
 
 const work = mkdtempSync(join(tmpdir(), "waymark-create-"));
 const name = "expense-approvals";
@@ -77,28 +78,34 @@ try {
     return `cdk.out/ExpenseApprovals.template.json: ${Object.keys(template.Resources).length} resources, the function on ${fn?.Properties?.Runtime}`;
   });
 
-  await step("npm run dev: the dashboard over HTTP, a run started from the CLI waits for its decision, then stop", async () => {
+  await step("npm run dev: the dashboard over HTTP; a run started from the CLI waits for its decision, gets it from the CLI, sleeps; Ctrl-C", async () => {
     const dev = serve(project, "npm", ["run", "dev", "--", "--port", "0"]);
     let listed: string;
     try {
       const url = await dashboardUrl(dev);
-      const list = await fetch(`${url}/`);
-      expectThat(list.status === 200 && (await list.text()).includes("<h1>Runs</h1>"), `GET / answered ${list.status}`);
-      const form = await fetch(`${url}/ui/start`);
-      expectThat(form.status === 200 && (await form.text()).includes("expense-approval"), `GET /ui/start answered ${form.status} without the workflow`);
+      const list = await httpGet(`${url}/`);
+      expectThat(list.status === 200 && list.body.includes("<h1>Runs</h1>"), `GET / answered ${list.status}`);
+      const form = await httpGet(`${url}/ui/start`);
+      expectThat(form.status === 200 && form.body.includes("expense-approval"), `GET /ui/start answered ${form.status} without the workflow`);
       const input = { id: "exp-1", employee: "kim@example.com", amount: 240, description: "train to Lyon" };
       sh(project, "npx", ["waymark", "runs", "start", "expense-approval", "--run-id", "exp-1", "--workflows", "src/expense.ts", "--input", JSON.stringify(input)]);
       listed = await until("exp-1 to wait for its decision", () => {
         const out = sh(project, "npx", ["waymark", "runs", "list"]);
         return /exp-1\s+expense-approval\s+suspended .*signal:decision/.test(out) ? out : undefined;
       });
-      const page = await fetch(`${url}/ui/runs/exp-1`);
-      expectThat(page.status === 200 && (await page.text()).includes("kim@example.com claims 240"), `the run's page answered ${page.status} without the wait's summary`);
+      const page = await httpGet(`${url}/ui/runs/exp-1`);
+      expectThat(page.status === 200 && page.body.includes("kim@example.com claims 240"), `the run's page answered ${page.status} without the wait's summary`);
+      // The README's next command: the decision from the CLI; the dev server resumes the run into its payout delay.
+      sh(project, "npx", ["waymark", "runs", "signal", "exp-1", "decision", "--workflows", "src/expense.ts", "--payload", '{"approved":true,"approver":"ana@example.com"}']);
+      listed = await until("exp-1 to sleep before its payout", () => {
+        const out = sh(project, "npx", ["waymark", "runs", "list"]);
+        return /exp-1\s+expense-approval\s+suspended .*sleep:payout-delay/.test(out) ? out : undefined;
+      });
     } catch (err) {
       await dev.stop();
-      throw err;
+      throw new Error(`${(err as Error).message}\nnpm run dev printed:\n${dev.output()}`, { cause: err });
     }
-    // Ctrl-C: npm ends by the signal, waymark dev closes its server and journal first.
+    // Ctrl-C reaches npm and waymark dev: the server closes its journal and exits, npm ends by the signal.
     const ended = await dev.stop();
     expectThat(ended.code === 0 || ended.signal === "SIGINT", `npm run dev ended with ${JSON.stringify(ended)}:\n${dev.output()}`);
     expectThat(!/error|EADDRINUSE/i.test(dev.output()), `npm run dev printed an error:\n${dev.output()}`);

@@ -4,6 +4,7 @@
  * stopped by their process group, and the summary that sets the exit code.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { get } from "node:http";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -132,5 +133,23 @@ export async function dashboardUrl(server: Served): Promise<string> {
   return until("the dashboard URL from waymark dev", () => {
     if (server.child.exitCode !== null) throw new Error(`waymark dev exited with ${server.child.exitCode}:\n${server.output()}`);
     return /dashboard: (http:\/\/\S+?)\/?$/m.exec(server.output())?.[1];
+  });
+}
+
+/**
+ * GET over a connection of its own. fetch() keeps connections alive between requests, and a
+ * request sent on one the server is closing at that moment (its keep-alive timeout, 5 s, while
+ * a CLI command runs in between) fails with "other side closed"; a browser retries such a GET,
+ * fetch does not.
+ */
+export function httpGet(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("error", reject);
+    }).on("error", reject);
   });
 }
