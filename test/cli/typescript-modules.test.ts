@@ -12,36 +12,35 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type BuildOptions } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until } from "../support/until.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 // Inside the repository's node_modules, so the CLI finds better-sqlite3 and tsx as an installed copy would.
-const cli = join(repo, "node_modules", ".cache", "waymark-cli-test", `main-${process.pid}.mjs`);
+const buildDir = join(repo, "node_modules", ".cache", "waymark-cli-test", String(process.pid));
+const cli = join(buildDir, "bin.mjs");
 const work = mkdtempSync(join(tmpdir(), "waymark-cli-ts-"));
 const children: ChildProcess[] = [];
+/** What bin/waymark.mjs does with the built CLI (dist/lib/cli/main.js), beside the build. */
+const BIN = 'import { main } from "./main.mjs";\nprocess.exit(await main(process.argv.slice(2)));\n';
+const CLI_BUILD: BuildOptions = { entryPoints: [join(repo, "lib/cli/main.ts")], bundle: true, platform: "node", format: "esm", target: "node20", conditions: ["waymark-source"], logLevel: "silent" };
 
 beforeAll(async () => {
-  mkdirSync(join(repo, "node_modules", ".cache", "waymark-cli-test"), { recursive: true });
+  mkdirSync(buildDir, { recursive: true });
   await build({
-    entryPoints: [join(repo, "lib/cli/main.ts")],
-    outfile: cli,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    conditions: ["waymark-source"],
+    ...CLI_BUILD,
+    outfile: join(buildDir, "main.mjs"),
     external: ["better-sqlite3", "@aws-sdk/*", "tsx"],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    logLevel: "silent",
   });
+  writeFileSync(cli, BIN);
 });
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-  rmSync(cli, { force: true });
+  rmSync(buildDir, { recursive: true, force: true });
 });
 
 interface Exit {
@@ -110,8 +109,9 @@ describe("the CLI loads a TypeScript workflow module", () => {
     const project = mkdtempSync(join(tmpdir(), "waymark-no-tsx-"));
     writeFileSync(join(project, "package.json"), '{ "type": "module" }\n');
     writeFileSync(join(project, "plain.ts"), "export const answer: number = 42;\n");
-    const outside = join(project, "cli.mjs");
-    await build({ entryPoints: [join(repo, "lib/cli/main.ts")], outfile: outside, bundle: true, platform: "node", format: "esm", target: "node20", conditions: ["waymark-source"], external: ["better-sqlite3", "@aws-sdk/*"], logLevel: "silent" });
+    const outside = join(project, "bin.mjs");
+    await build({ ...CLI_BUILD, outfile: join(project, "main.mjs"), external: ["better-sqlite3", "@aws-sdk/*"] });
+    writeFileSync(outside, BIN);
     const child = spawn(process.execPath, [outside, "dashboard", "--file", join(project, "none.db"), "--workflows", join(project, "plain.ts")], { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } });
     children.push(child);
     let err = "";
