@@ -21,6 +21,9 @@ export const CACHE = process.env.WAYMARK_CI_CACHE ?? join(homedir(), ".cache", "
 /** The Node releases CI runs besides the system's (Lambda's nodejs22.x and nodejs24.x). */
 export const NODE_RELEASES = { 22: "22.23.3", 24: "24.9.0" } as const;
 
+/** The AI SDK 7 release the ai 7 runs install (the repository itself tests with ai 6). */
+export const AI_7 = { ai: "7.0.173", "@ai-sdk/provider": "4.0.38" } as const;
+
 export function run(cwd: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
   return execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: outsideEnv(env), maxBuffer: 64 * 1024 * 1024 });
 }

@@ -39,13 +39,11 @@ import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { pathWith, sqlitePrebuildEnv } from "./ci-cache.ts";
+import { AI_7, pathWith, sqlitePrebuildEnv } from "./ci-cache.ts";
 import { dashboardUrl, expectThat, httpGet, repo, serve, sh, step, summary, until, version } from "./harness.ts";
 
 const { values: options } = parseArgs({ options: { ai: { type: "string", default: "6" }, quick: { type: "boolean", default: false } } });
 if (options.ai !== "6" && options.ai !== "7") throw new Error(`--ai 6 or --ai 7, not ${options.ai}`);
-/** The AI SDK releases the ai 7 run installs (the repository itself tests with ai 6). */
-const AI_7 = { ai: "7.0.173", "@ai-sdk/provider": "4.0.38" };
 
 const fixture = fileURLToPath(new URL("./fixture/", import.meta.url));
 const work = mkdtempSync(join(tmpdir(), "waymark-consumer-"));

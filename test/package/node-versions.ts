@@ -16,15 +16,13 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, write
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CACHE, NODE_RELEASES, nodeBinary, once, pathWith, run, sqlitePackage, sqlitePrebuildEnv } from "./ci-cache.ts";
+import { AI_7, CACHE, NODE_RELEASES, nodeBinary, once, pathWith, run, sqlitePackage, sqlitePrebuildEnv } from "./ci-cache.ts";
 import { outsideEnv, repo, step, summary, version } from "./harness.ts";
 
 const { values } = parseArgs({ options: { only: { type: "string" } } });
 const majors = (Object.keys(NODE_RELEASES) as Array<`${keyof typeof NODE_RELEASES}`>).filter((m) => values.only === undefined || values.only === m);
 if (majors.length === 0) throw new Error(`--only ${values.only}: not one of ${Object.keys(NODE_RELEASES).join(", ")}`);
 
-/** The AI SDK the Node 22 run uses instead of the repository's ai 6. */
-const AI_7 = { ai: "7.0.173", "@ai-sdk/provider": "4.0.38" };
 /** What the suite reads from the repository, besides its node_modules. */
 const SOURCES = ["lib", "test", "functions", "infra", "bench", "create-waymark", "package.json", "tsconfig.json", "vitest.core.config.ts", "LICENSE", "README.md"];
 
