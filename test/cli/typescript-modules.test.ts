@@ -41,6 +41,7 @@ beforeAll(async () => {
 afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   rmSync(buildDir, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
 });
 
 interface Exit {
