@@ -191,7 +191,7 @@ export class DurableFunction extends Construct {
       description: "Waymark durable function: wakes from SQS, the webhook, the watchdog, retention",
       entry: props.entry,
       handler: props.handler ?? "handler",
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 1024,
       timeout,

@@ -39,6 +39,7 @@ export type { ChildOptions, ChildOutcome, ChildEnd, ChildStart, ParentRef, Remot
 export type { MapFn, MapOptions, MapOutcome } from "./core/fan-out.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
+export { MissingDependencyError } from "./missing-dependency.ts";
 export { JournalLimitError, DEFAULT_JOURNAL_LIMITS, type JournalLimits } from "./core/journal-limits.ts";
 export { journalIdOf } from "./core/run/journal-ids.ts";
 export { serializeError, deserializeError, isRetryable, RecordedError } from "./core/error-codec.ts";

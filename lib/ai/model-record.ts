@@ -4,6 +4,10 @@
  * become ISO strings, generated files' bytes become base64. Raw HTTP bodies (`request.body`,
  * `response.body`) are not kept: they repeat the content at several times its size.
  *
+ * Both versions of the interface are kept as they come (the journal holds what the model
+ * answered): version 3 (ai 6) puts a file's bytes in `data`, version 4 (ai 7) in
+ * `data: { type: "data", data }`, or a `URL` in `data: { type: "url", url }`.
+ *
  * A response is always read back through {@link decodeGenerate} / {@link decodeStream}, live and on
  * replay alike, so a live run and its replay hand the SDK the very same value.
  */
@@ -31,6 +35,7 @@ export function decodeGenerate(recorded: RecordedGenerate): LanguageModelV3Gener
   const result = structuredClone(recorded) as unknown as LanguageModelV3GenerateResult & { response?: { timestamp?: unknown } };
   const stamp = result.response?.timestamp;
   if (result.response && typeof stamp === "string") result.response.timestamp = new Date(stamp);
+  for (const part of result.content) withUrlData(part);
   return result;
 }
 
@@ -52,6 +57,7 @@ export function decodeStream(recorded: RecordedStream): LanguageModelV3StreamRes
   const parts = structuredClone(recorded.parts) as unknown as Array<LanguageModelV3StreamPart & { timestamp?: unknown }>;
   for (const part of parts) {
     if (part.type === "response-metadata" && typeof part.timestamp === "string") part.timestamp = new Date(part.timestamp);
+    withUrlData(part);
   }
   let next = 0;
   const stream = new ReadableStream<LanguageModelV3StreamPart>({
@@ -66,14 +72,30 @@ export function decodeStream(recorded: RecordedStream): LanguageModelV3StreamRes
 
 function encodePart(part: LanguageModelV3StreamPart): Json {
   if (part.type === "response-metadata") return toJson({ ...part, timestamp: part.timestamp?.toISOString() });
-  if (part.type === "file") return toJson(withBase64Data(part));
-  return toJson(part);
+  return toJson(withBase64Data(part));
 }
 
+const FILE_PARTS = new Set(["file", "reasoning-file"]);
+
+/** A file part's bytes as base64, which both versions accept in place of bytes. */
 function withBase64Data<T extends { type: string }>(part: T): T {
+  if (!FILE_PARTS.has(part.type)) return part;
   const data = (part as { data?: unknown }).data;
-  if (part.type !== "file" || !(data instanceof Uint8Array)) return part;
-  return { ...part, data: Buffer.from(data).toString("base64") };
+  if (data instanceof Uint8Array) return { ...part, data: base64(data) };
+  const tagged = data as { type?: unknown; data?: unknown } | null;
+  if (tagged?.type === "data" && tagged.data instanceof Uint8Array) return { ...part, data: { ...tagged, data: base64(tagged.data) } };
+  return part; // a URL becomes its string in JSON, and a URL again on the way back
+}
+
+/** A version 4 file part that points at a URL gets its `URL` back (in place). */
+function withUrlData(part: { type: string }): void {
+  if (!FILE_PARTS.has(part.type)) return;
+  const data = (part as { data?: { type?: unknown; url?: unknown } }).data;
+  if (data?.type === "url" && typeof data.url === "string") data.url = new URL(data.url);
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64");
 }
 
 /** A JSON round trip: `undefined` keys go, as they would in the journal. */

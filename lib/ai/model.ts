@@ -4,7 +4,6 @@
  * request, and a replay hands the SDK the recorded response without calling the provider.
  */
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Middleware } from "@ai-sdk/provider";
-import { wrapLanguageModel } from "ai";
 import type { Step, StepRunOptions } from "../core/definition.ts";
 import { NonDeterminismError } from "../core/errors.ts";
 import { createJsonLogger } from "../observe/logger.ts";
@@ -20,6 +19,19 @@ export interface ModelRequestChange {
   stepId: string;
   /** What differs, e.g. `message 0 (system)`, `tool issue_refund's definition`, `the call settings`. */
   changes: string[];
+}
+
+/**
+ * A language model of the AI SDK's provider interface: `LanguageModelV3` (the providers of ai 6)
+ * or `LanguageModelV4` (those of ai 7). Only what Waymark calls is named, so that one declaration
+ * fits both.
+ */
+export interface LanguageModelLike {
+  readonly specificationVersion: string;
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: never): PromiseLike<unknown>;
+  doStream(options: never): PromiseLike<unknown>;
 }
 
 export interface DurableModelOptions extends Pick<StepRunOptions, "retries" | "timeout"> {
@@ -45,7 +57,11 @@ interface ModelRecord<T> {
  * Makes a language model durable inside a workflow: every call the AI SDK makes through it
  * (`generateText`, `streamText`, agents) is one journaled step, retried by Waymark's policy and
  * never repeated once recorded. A streamed response is collected whole into the journal, then
- * streamed to the SDK from there.
+ * streamed to the SDK from there. The model keeps its interface version (3 for ai 6's
+ * providers, 4 for ai 7's), so what is journaled is what the provider answered, whichever
+ * version of `ai` drives it; to add other middleware, wrap the durable model
+ * (`wrapLanguageModel({ model: durableModel(step, base), middleware })`), which keeps it
+ * nearest the provider.
  *
  * @example
  * ```ts
@@ -64,13 +80,23 @@ interface ModelRecord<T> {
  * });
  * ```
  */
-export function durableModel(step: Step, model: LanguageModelV3, options: DurableModelOptions = {}): LanguageModelV3 {
-  return wrapLanguageModel({ model, middleware: durableMiddleware(step, options) });
+export function durableModel<M extends LanguageModelLike>(step: Step, model: M, options: DurableModelOptions = {}): M {
+  const calls = durableCalls(step, options);
+  const inner = model as unknown as LanguageModelV3;
+  // Everything but the two calls is the model's own (as the AI SDK's own version adapters do).
+  return new Proxy(model, {
+    get(target, property) {
+      if (property === "doGenerate") return (params: LanguageModelV3CallOptions) => calls.generate(inner, params);
+      if (property === "doStream") return (params: LanguageModelV3CallOptions) => calls.stream(inner, params);
+      return (target as Record<PropertyKey, unknown>)[property];
+    },
+  });
 }
 
 /**
- * The same as {@link durableModel}, as AI SDK middleware, to compose with other middleware
- * (put it last, nearest the provider, so that what it records is what the provider answered).
+ * The same as {@link durableModel}, as AI SDK middleware (version 3, for ai 6's
+ * `wrapLanguageModel`), to compose with other middleware: put it last, nearest the provider, so
+ * that what it records is what the provider answered. With ai 7, wrap {@link durableModel} instead.
  *
  * @example
  * ```ts
@@ -78,6 +104,16 @@ export function durableModel(step: Step, model: LanguageModelV3, options: Durabl
  * ```
  */
 export function durableMiddleware(step: Step, options: DurableModelOptions = {}): LanguageModelV3Middleware {
+  const calls = durableCalls(step, options);
+  return {
+    specificationVersion: "v3",
+    wrapGenerate: ({ model, params }) => calls.generate(model, params),
+    wrapStream: ({ model, params }) => calls.stream(model, params),
+  };
+}
+
+/** A model's two calls as journaled steps (typed as version 3; a version 4 model's values pass through as they are). */
+function durableCalls(step: Step, options: DurableModelOptions) {
   const name = options.name ?? "model";
   const runOptions: StepRunOptions = { ...(options.retries === undefined ? {} : { retries: options.retries }), ...(options.timeout === undefined ? {} : { timeout: options.timeout }) };
 
@@ -110,15 +146,8 @@ export function durableMiddleware(step: Step, options: DurableModelOptions = {})
   }
 
   return {
-    specificationVersion: "v3",
-    wrapGenerate: async ({ model, params }) => {
-      const recorded = await journaled<RecordedGenerate>(model, params, async (p) => encodeGenerate(await model.doGenerate(p)));
-      return decodeGenerate(recorded);
-    },
-    wrapStream: async ({ model, params }) => {
-      const recorded = await journaled<RecordedStream>(model, params, async (p) => collectStream(await model.doStream(p)));
-      return decodeStream(recorded);
-    },
+    generate: async (model: LanguageModelV3, params: LanguageModelV3CallOptions) => decodeGenerate(await journaled<RecordedGenerate>(model, params, async (p) => encodeGenerate(await model.doGenerate(p)))),
+    stream: async (model: LanguageModelV3, params: LanguageModelV3CallOptions) => decodeStream(await journaled<RecordedStream>(model, params, async (p) => collectStream(await model.doStream(p)))),
   };
 }
 

@@ -2,12 +2,22 @@
  * A provider's failure turned into Waymark's retry meaning, small enough to journal. An
  * `APICallError` carries the whole request body; the journal gets status, address and verdict.
  */
-import { APICallError } from "@ai-sdk/provider";
+import type { APICallError } from "@ai-sdk/provider";
 import { RetryAfterError } from "../core/errors.ts";
 import { ModelCallError } from "./errors.ts";
 
+/**
+ * `APICallError.isInstance`, without loading `@ai-sdk/provider`: the SDK marks its errors with a
+ * registered symbol, the same in provider 3.x and 4.x and across copies of the package.
+ */
+const API_CALL_ERROR = Symbol.for("vercel.ai.error.AI_APICallError");
+
+function isApiCallError(err: unknown): err is APICallError {
+  return typeof err === "object" && err !== null && (err as Record<symbol, unknown>)[API_CALL_ERROR] === true;
+}
+
 export function toStepError(err: unknown, now: number): unknown {
-  if (!APICallError.isInstance(err)) return err;
+  if (!isApiCallError(err)) return err;
   const url = err.url.split("?")[0] ?? err.url;
   const message = `${err.statusCode ?? "no status"} from ${url}: ${err.message}`;
   const after = err.isRetryable ? retryAfterMs(err.responseHeaders, now) : undefined;

@@ -2,7 +2,7 @@
  * A tool set whose calls are journaled steps (`tool.<name>`, `tool.<name>#2`, …): each runs once
  * per run with its own retries, timeout and idempotency key, and a risky one waits for a human.
  */
-import type { ToolExecutionOptions, ToolSet } from "ai";
+import type { ToolSet } from "ai";
 import type { SignalMap, Step, StepRunOptions } from "../core/definition.ts";
 import { WorkflowDefinitionError } from "../core/errors.ts";
 import { type ApprovalConfig, awaitApproval, type ToolApprovalOptions, type ToolApproved } from "./approval.ts";
@@ -31,6 +31,17 @@ export interface DurableToolContext {
   approval?: ToolApproved;
 }
 
+/**
+ * What the AI SDK passes a tool's `execute` besides its input, as far as Waymark reads it: ai 6's
+ * and ai 7's `ToolExecutionOptions` both fit (ai 7's takes a type argument, and names
+ * `experimental_context` `context`).
+ */
+export interface ToolCallOptions {
+  toolCallId: string;
+  messages: readonly unknown[];
+  abortSignal?: AbortSignal;
+}
+
 const CONTEXT = "waymark";
 
 /**
@@ -46,9 +57,8 @@ const CONTEXT = "waymark";
  * });
  * ```
  */
-export function toolContext(options: ToolExecutionOptions): DurableToolContext | undefined {
-  const context = (options as ToolExecutionOptions & { [CONTEXT]?: DurableToolContext })[CONTEXT];
-  return context;
+export function toolContext(options: ToolCallOptions): DurableToolContext | undefined {
+  return (options as ToolCallOptions & { [CONTEXT]?: DurableToolContext })[CONTEXT];
 }
 
 /**
@@ -95,15 +105,16 @@ function durableTool<X extends ToolSet[string]>(step: Step, name: string, tool: 
     ...(options.semantics === undefined ? {} : { semantics: options.semantics }),
   };
 
-  const needs = async (input: unknown, call: ToolExecutionOptions): Promise<boolean> => {
+  const needs = async (input: unknown, call: ExecuteOptions): Promise<boolean> => {
     if (needsApproval === undefined) return alwaysApprove;
     if (typeof needsApproval === "boolean") return needsApproval;
     // A function may read anything: its answer is journaled so every replay takes the same path.
-    const { toolCallId, messages, experimental_context } = call;
-    return step.run(`${stepName}.needs-approval`, async () => Boolean(await needsApproval(input, { toolCallId, messages, experimental_context })));
+    const { toolCallId, messages, experimental_context, context } = call;
+    const asked = { toolCallId, messages, experimental_context, ...(context === undefined ? {} : { context }) };
+    return step.run(`${stepName}.needs-approval`, async () => Boolean(await needsApproval(input, asked)));
   };
 
-  const durableExecute = async (input: unknown, call: ToolExecutionOptions): Promise<unknown> => {
+  const durableExecute = async (input: unknown, call: ExecuteOptions): Promise<unknown> => {
     let approval: ToolApproved | undefined;
     if (await needs(input, call)) {
       const decision = await awaitApproval(step, options.approval as ApprovalConfig, { toolName: name, toolCallId: call.toolCallId, input });
@@ -115,13 +126,16 @@ function durableTool<X extends ToolSet[string]>(step: Step, name: string, tool: 
       async ({ idempotencyKey, attempt, signal }) => {
         const abortSignal = call.abortSignal === undefined ? signal : AbortSignal.any([call.abortSignal, signal]);
         const context: DurableToolContext = approval === undefined ? { idempotencyKey, attempt } : { idempotencyKey, attempt, approval };
-        return lastOf(await execute(input, { ...call, abortSignal, [CONTEXT]: context } as ToolExecutionOptions));
+        return lastOf(await execute(input, { ...call, abortSignal, [CONTEXT]: context } as ExecuteOptions));
       },
       runOptions,
     );
   };
   return { ...rest, execute: durableExecute } as unknown as X;
 }
+
+/** The execute options of the `ai` this was built against, with ai 7's name for the context. */
+type ExecuteOptions = Parameters<NonNullable<ToolSet[string]["execute"]>>[1] & { context?: unknown };
 
 /** A streaming tool (an async iterable of preliminary results) is journaled by its final result. */
 async function lastOf(output: unknown): Promise<unknown> {

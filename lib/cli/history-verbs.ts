@@ -6,15 +6,14 @@
  *   waymark check --histories <dir> --workflows <module> [--workflows <module> …]
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { RunNotFoundError } from "../core/errors.ts";
 import { parseHistory, toHistory, type RunHistory } from "../core/history.ts";
 import type { JournalStore } from "../ports.ts";
 import { replayHistories } from "../testing/replay-histories.ts";
-import { openJournal } from "./journal.ts";
+import { CliUsageError, loadWorkflows, openJournal } from "./journal.ts";
 
 export const HISTORY_USAGE = `  waymark history export <runId> [--file path | --table name] [--out file.json]
   waymark check --histories <dir> --workflows <module> [--workflows <module> …]`;
@@ -66,12 +65,12 @@ async function check(dir: string | undefined, modules: string[], out: (line: str
   if (dir === undefined) throw new HistoryUsageError("check needs --histories <dir>");
   if (modules.length === 0) throw new HistoryUsageError("check needs --workflows <module> (a file that exports your workflows)");
   if (!existsSync(dir)) throw new HistoryUsageError(`no folder ${dir}`);
-  const workflows: AnyWorkflow[] = [];
-  for (const m of modules) {
-    const exported = (await import(pathToFileURL(resolve(m)).href)) as Record<string, unknown>;
-    const found = Object.values(exported).filter((v): v is AnyWorkflow => (typeof v === "object" || typeof v === "function") && v !== null && (v as { kind?: unknown }).kind === "waymark.workflow");
-    if (found.length === 0) throw new HistoryUsageError(`${m} exports no workflow made by durable()`);
-    for (const w of found) if (!workflows.includes(w)) workflows.push(w);
+  let workflows: AnyWorkflow[];
+  try {
+    workflows = await loadWorkflows(modules); // a .ts module through tsx, as for every --workflows
+  } catch (e) {
+    if (e instanceof CliUsageError) throw new HistoryUsageError(e.message);
+    throw e;
   }
   const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
   if (files.length === 0) throw new HistoryUsageError(`no .json histories in ${dir}`);

@@ -54,7 +54,7 @@ export async function runHttpVerb(argv: string[], out: (line: string) => void = 
     if (!base) throw new CliUsageError("signal needs --url (or $WAYMARK_URL): the dev server or the Function URL");
     const secretVar = values["secret-env"] ?? "WAYMARK_WEBHOOK_SECRET";
     const secret = process.env[secretVar];
-    if (!secret) throw new CliUsageError(`$${secretVar} is not set: it must hold the webhook secret`);
+    if (!secret) throw new CliUsageError(missingSecret(secretVar));
     const target = parseUrl(base);
     target.pathname = `${target.pathname.replace(/\/+$/, "")}/runs/${encodeURIComponent(a)}/signals/${encodeURIComponent(b)}`;
     target.search = "";
@@ -93,6 +93,16 @@ async function send(url: URL, body: string, headers: Record<string, string>, out
   }
   err(`waymark: HTTP ${res.status} ${detail}`);
   return 1;
+}
+
+/** Where the secret is, for the server the user most likely talks to. */
+function missingSecret(variable: string): string {
+  return [
+    `$${variable} is not set: it must hold the webhook secret of the server you signal.`,
+    `  waymark dev keeps its secret next to the journal: export ${variable}=$(cat .waymark/dev-secret)   (or <dir of --file>/dev-secret)`,
+    "  a deployed function: its secret in Secrets Manager (the stack output …WebhookSecretArn)",
+    "  another variable holds it: --secret-env VAR",
+  ].join("\n");
 }
 
 function parseJson(text: string): unknown {

@@ -7,11 +7,11 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { createRegistry } from "../core/registry.ts";
 import { type JournalStore, type Wake, type WakeQueue, systemClock } from "../ports.ts";
+import { importUserModule, TypeScriptLoaderError } from "./load-module.ts";
 
 /** A mistake in how the command was called: exit code 2, with the usage. */
 export class CliUsageError extends Error {
@@ -96,8 +96,8 @@ export async function openJournal(target: JournalTarget, workflows: readonly Any
 }
 
 /**
- * The workflows a module exports (anything made by `durable()`). A `.ts` module needs a
- * TypeScript loader: when Node cannot import it, tsx is registered if it is installed.
+ * The workflows a module exports (anything made by `durable()`). A `.ts` module is loaded
+ * through tsx when the project has it (see load-module.ts).
  *
  * @example
  * ```ts
@@ -118,21 +118,12 @@ export async function loadWorkflows(modules: readonly string[]): Promise<AnyWork
 }
 
 async function importModule(path: string): Promise<unknown> {
-  const url = pathToFileURL(path).href;
   try {
-    return await import(url);
+    return await importUserModule(path);
   } catch (err) {
-    if ((err as { code?: string }).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw err;
+    if (err instanceof TypeScriptLoaderError) throw new CliUsageError(err.message, { cause: err });
+    throw err;
   }
-  // Node without a TypeScript loader: register tsx's, if the project has it.
-  let api: { register: () => unknown };
-  try {
-    api = (await import(["tsx", "esm", "api"].join("/"))) as { register: () => unknown };
-  } catch {
-    throw new CliUsageError(`${path} is TypeScript, and Node cannot load it by itself: install tsx (npm install -D tsx), or run node --import tsx, or point at compiled JavaScript`);
-  }
-  api.register();
-  return import(url);
 }
 
 /**

@@ -97,9 +97,10 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
             return 0;
           }
           if (page.runs.length === 0) out("no runs");
+          else out(listRow("RUN ID", "WORKFLOW", "STATUS", "UPDATED".padEnd(24), "DETAIL"));
           for (const r of page.runs) {
             const detail = r.status === "suspended" || r.status === "queued" ? (r.waitingFor ?? "") : r.error ? `${r.error.name}: ${r.error.message}` : "";
-            out(`${r.runId.padEnd(24)} ${r.workflow.padEnd(16)} ${r.status.padEnd(10)} ${new Date(r.updatedAt).toISOString()}  ${detail}`.trimEnd());
+            out(listRow(r.runId, r.workflow, r.status, new Date(r.updatedAt).toISOString(), detail));
           }
           if (page.cursor) out(`more: --cursor ${page.cursor}`);
           return 0;
@@ -159,6 +160,11 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
     }
     throw e;
   }
+}
+
+/** One line of `runs list`: the header and every run share the columns. */
+function listRow(runId: string, workflow: string, status: string, updated: string, detail: string): string {
+  return `${runId.padEnd(24)} ${workflow.padEnd(16)} ${status.padEnd(10)} ${updated}  ${detail}`.trimEnd();
 }
 
 function json(text: string | undefined, flag: string): unknown {

@@ -5,30 +5,12 @@
  */
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
-import { WaymarkError } from "../core/errors.ts";
+import { isModuleNotFound, MissingDependencyError } from "../missing-dependency.ts";
+
+export { MissingDependencyError };
 
 /** The driver package `waymark/local` needs. */
 export const SQLITE_DRIVER = "better-sqlite3";
-
-/**
- * `waymark/local` was used in a project without `better-sqlite3` installed.
- *
- * @example
- * ```ts
- * try {
- *   openLocalDatabase(".waymark/journal.db");
- * } catch (err) {
- *   if (err instanceof MissingDependencyError) console.error(`run: npm install ${err.packageName}`);
- * }
- * ```
- */
-export class MissingDependencyError extends WaymarkError {
-  override readonly name = "MissingDependencyError" as const;
-  readonly retryable = false;
-  constructor(readonly packageName: string, feature: string, options?: { cause?: unknown }) {
-    super(`${feature} needs the package "${packageName}", which is not installed. Install it: npm install ${packageName}`, options);
-  }
-}
 
 let driver: typeof BetterSqlite3 | undefined;
 
@@ -43,9 +25,4 @@ export function sqliteDriver(): typeof BetterSqlite3 {
     if (isModuleNotFound(err, SQLITE_DRIVER)) throw new MissingDependencyError(SQLITE_DRIVER, "waymark/local (the SQLite journal)", { cause: err });
     throw err;
   }
-}
-
-function isModuleNotFound(err: unknown, name: string): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return typeof e === "object" && e !== null && e.code === "MODULE_NOT_FOUND" && String(e.message).includes(`'${name}'`);
 }

@@ -88,9 +88,9 @@ describe("the wake queue and its DLQ", () => {
 describe("the function", () => {
   const fn = props(durable.function);
 
-  it("is nodejs22.x on arm64, with the workflow export as its handler, its own role and log group", () => {
+  it("is nodejs24.x on arm64, with the workflow export as its handler, its own role and log group", () => {
     expect(fn).toMatchObject({
-      Runtime: "nodejs22.x",
+      Runtime: "nodejs24.x",
       Architectures: ["arm64"],
       Handler: "index.orderFlow",
       MemorySize: 1024,

@@ -77,6 +77,11 @@ describe.each([
     const text = await cli("runs", "list", ...where());
     expect(text.code).toBe(0);
     for (const id of ["c-1", "c-2", "c-3"]) expect(text.out).toContain(id);
+    // A header row names the columns, aligned with the rows under it.
+    const [header, first] = text.out.split("\n");
+    expect(header).toMatch(/^RUN ID +WORKFLOW +STATUS +UPDATED +DETAIL$/);
+    expect(first?.indexOf(" order-flow ")).toBe(header?.indexOf(" WORKFLOW ") ?? -2);
+    expect((await cli("runs", "list", "--status", "cancelled", ...where())).out).toBe("no runs");
     const json = await cli("runs", "list", "--json", "--limit", "2", ...where());
     const page = JSON.parse(json.out) as { runs: Array<{ runId: string }>; cursor?: string };
     expect(page.runs).toHaveLength(2);
