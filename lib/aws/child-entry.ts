@@ -24,8 +24,10 @@ import type { AwsRuntime } from "./runtime.ts";
 /** What a child function answers a parent. */
 export type ChildAnswer = { ok: true } | { ok: false; hosted: false } | { ok: false; error: SerializedError & { issues?: ReadonlyArray<{ path: string; message: string }> } };
 
-export const CHILD_START = "child-start";
-export const CHILD_CANCEL = "child-cancel";
+const CHILD_START_ACTION = "child-start";
+const CHILD_CANCEL_ACTION = "child-cancel";
+export const CHILD_START = CHILD_START_ACTION;
+export const CHILD_CANCEL = CHILD_CANCEL_ACTION;
 
 /**
  * The alias a parent function invokes a child's function through (`child.grantInvoke(parent)`
@@ -41,9 +43,21 @@ export function viaChildEntry(invokedFunctionArn: string | undefined): boolean {
 }
 
 const RunId = z.string().regex(RUN_ID, RUN_ID_RULE);
-const Parent = z.object({ runId: RunId, waitId: z.string().min(1).max(300), incarnation: z.number().int().positive().optional(), replyTo: z.string().min(1).max(2048) });
-const StartEvent = z.object({ v: z.literal(1), workflow: z.string().min(1).max(128), runId: RunId, input: z.unknown().optional(), parent: Parent.optional() });
-const CancelEvent = z.object({ v: z.literal(1), runId: RunId, reason: z.string().max(500), parent: Parent });
+// Judged whole: a field these shapes do not name (a `Records`, a `requestContext`) is refused, so
+// an event cannot pass as a child start and be dispatched as something else.
+const Parent = z.object({ runId: RunId, waitId: z.string().min(1).max(300), incarnation: z.number().int().positive().optional(), replyTo: z.string().min(1).max(2048) }).strict();
+const StartEvent = z.object({ waymark: z.literal(CHILD_START_ACTION), v: z.literal(1), workflow: z.string().min(1).max(128), runId: RunId, input: z.unknown().optional(), parent: Parent.optional() }).strict();
+const CancelEvent = z.object({ waymark: z.literal(CHILD_CANCEL_ACTION), v: z.literal(1), runId: RunId, reason: z.string().max(500), parent: Parent }).strict();
+
+/**
+ * Through the child-entry alias, the one thing an event may be: a child start or a child cancel,
+ * exactly (no other field). The answer to anything else, whatever it carries.
+ */
+export function childEntryEvent(event: unknown): { kind: "start" | "cancel" } | { refused: string } {
+  if (StartEvent.safeParse(event).success) return { kind: "start" };
+  if (CancelEvent.safeParse(event).success) return { kind: "cancel" };
+  return { refused: `through ${CHILD_ENTRY_ALIAS} this function takes child starts and cancels only, exactly in their shape` };
+}
 
 /**
  * Starts a child run here for a parent in another function: idempotent, and the child's parent

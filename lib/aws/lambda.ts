@@ -12,7 +12,7 @@
 import { InvalidInputError, WaymarkError } from "../core/errors.ts";
 import { createHttpHandler } from "../http/handler.ts";
 import type { HttpHandler } from "../http/types.ts";
-import { CHILD_CANCEL, CHILD_ENTRY_ALIAS, CHILD_START, cancelChildByInvoke, startChildByInvoke, viaChildEntry } from "./child-entry.ts";
+import { CHILD_CANCEL, CHILD_START, cancelChildByInvoke, childEntryEvent, startChildByInvoke, viaChildEntry } from "./child-entry.ts";
 import { handleFunctionUrl } from "./function-url.ts";
 import { type LambdaContext, isDynamoStreamEvent, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
 import { handleRetentionStream } from "./retention-stream.ts";
@@ -60,11 +60,14 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
     });
     const { rt, http } = await ready;
     rt.logger?.addContext?.(context);
-    // Through the child-entry alias (a parent function's only grant): child starts and cancels only.
-    const action = waymarkAction(event);
-    if (viaChildEntry(context.invokedFunctionArn) && action !== CHILD_START && action !== CHILD_CANCEL) {
-      return { ok: false, error: { name: "UnsupportedEventError", message: `through ${CHILD_ENTRY_ALIAS} this function takes child starts and cancels only` } };
+    // Through the child-entry alias (a parent function's only grant): child starts and cancels
+    // only, judged on the whole event, and dispatched as such — never as a batch or a stream.
+    if (viaChildEntry(context.invokedFunctionArn)) {
+      const child = childEntryEvent(event);
+      if ("refused" in child) return { ok: false, error: { name: "UnsupportedEventError", message: child.refused } };
+      return child.kind === "start" ? startChildByInvoke(rt, event) : cancelChildByInvoke(rt, event);
     }
+    const action = waymarkAction(event);
     if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
     if (isDynamoStreamEvent(event)) return handleRetentionStream(rt, event);
     if (isFunctionUrlEvent(event)) {

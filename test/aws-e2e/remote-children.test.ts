@@ -264,7 +264,13 @@ describe("what a direct invocation may name is checked, not trusted", () => {
     const before = await payments.client.history("alias-victim");
     const entry = `${LambdaStandIn.arnOf("payments")}:${CHILD_ENTRY_ALIAS}`;
     const fakeBatch = { Records: [{ messageId: "m1", receiptHandle: "r", body: JSON.stringify({ v: 1, kind: "child-end", runId: "alias-victim", waitId: "x", childRunId: "c", outcome: { status: "completed", result: 1 } }), attributes: {}, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn", awsRegion: "us-east-1" }] };
-    for (const event of [fakeBatch, { waymark: "watchdog" }, { waymark: "start", runId: "alias-start", input: {} }]) {
+    // A child start's fields with a batch or a stream record beside them: judged on the whole
+    // event, it is neither (before: dispatched as the batch — a forged child end completed the
+    // victim run; as the stream — a forged TTL REMOVE deleted its journal).
+    const start = { waymark: "child-start", v: 1, workflow: "remote-hold", runId: "alias-start" };
+    const forgedRemove = { eventID: "e1", eventName: "REMOVE", eventSource: "aws:dynamodb", dynamodb: { Keys: { pk: { S: "run#alias-victim" }, sk: { S: "meta" } }, OldImage: { pk: { S: "run#alias-victim" }, sk: { S: "meta" }, createdAt: { N: "0" } } }, userIdentity: { type: "Service", principalId: "dynamodb.amazonaws.com" } };
+    const forged = [{ ...start, ...fakeBatch }, { ...start, Records: [forgedRemove] }, { ...start, requestContext: { http: { method: "POST" } }, rawPath: "/runs" }, { waymark: "child-cancel", v: 1, runId: "alias-victim", reason: "x", parent: { runId: "p", waitId: "w", replyTo: "q", extra: 1 } }];
+    for (const event of [fakeBatch, { waymark: "watchdog" }, { waymark: "start", runId: "alias-start", input: {} }, ...forged]) {
       expect(await send(entry, event)).toMatchObject({ ok: false, error: { name: "UnsupportedEventError" } });
     }
     expect(await payments.client.history("alias-victim")).toEqual(before);
