@@ -426,6 +426,29 @@ export class InvocationBudgetError extends WaymarkError {
   }
 }
 
+/**
+ * A duration or moment Waymark does not accept: not a duration, negative, or longer than one
+ * year (`MAX_DURATION_MS`), or a moment more than a year away. Not retryable: the code or its input
+ * is wrong. Thrown where the value enters (a step's call, `durable()`'s options), before anything
+ * is written; in a workflow it fails the run (or the code catches it).
+ *
+ * @example
+ * ```ts
+ * await step.sleep("pause", order.delayMs); // InvalidDurationError if delayMs is 8.64e15
+ * ```
+ */
+export class InvalidDurationError extends WaymarkError {
+  override readonly name = "InvalidDurationError" as const;
+  readonly retryable = false;
+  /** The value as given (as text). */
+  readonly value: string;
+  constructor(value: unknown, reason: string) {
+    const text = typeof value === "string" ? value : String(value);
+    super(`invalid duration ${JSON.stringify(text).slice(0, 80)}: ${reason}`);
+    this.value = text.slice(0, 80);
+  }
+}
+
 /** Misuse of the step API (bad step name, unknown signal, a step called outside a run). */
 export class WorkflowDefinitionError extends WaymarkError {
   override readonly name = "WorkflowDefinitionError" as const;

@@ -13,7 +13,7 @@
  */
 import { runAttempt } from "./attempt.ts";
 import { assertName, type Step, type StepRunContext, type StepRunOptions } from "./definition.ts";
-import { parseDuration } from "./duration.ts";
+import { checkMoment, parseDuration } from "./duration.ts";
 import { serializeError } from "./error-codec.ts";
 import { CancelledError, InvalidInputError, StepInterruptedError, ValueTooLargeError } from "./errors.ts";
 import { isTooLargeForStore, never, resultOf } from "./execution-state.ts";
@@ -51,7 +51,7 @@ export class Execution extends WaitingExecution {
       // Results kept by reference are read when the code awaits them, not before (lazy.ts).
       run: (name, fn, options) => lazy(this.runStep(name, fn, options)),
       sleep: (name, duration) => this.sleep(name, () => this.o.now() + parseDuration(duration)),
-      sleepUntil: (name, until) => this.sleep(name, () => (typeof until === "number" ? until : until.getTime())),
+      sleepUntil: (name, until) => this.sleep(name, () => checkMoment(typeof until === "number" ? until : until.getTime(), this.o.now())),
       waitForSignal: (name, options) => lazy(this.wait(name, options)),
       patched: (id: string) => {
         assertName("patch", id);

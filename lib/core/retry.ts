@@ -1,4 +1,4 @@
-import { type Duration, parseDuration } from "./duration.ts";
+import { type Duration, MAX_DURATION_MS, parseDuration } from "./duration.ts";
 import { isRetryable } from "./error-codec.ts";
 import { RetryAfterError } from "./errors.ts";
 import { unitFromString } from "./random.ts";
@@ -68,7 +68,10 @@ export function backoffMs(policy: RetryPolicy, failedAttempt: number, seed: stri
 export function nextRetryAt(policy: RetryPolicy, err: unknown, failedAttempt: number, now: number, seed: string): number | undefined {
   if (!isRetryable(err) || failedAttempt >= policy.attempts) return undefined;
   if (err instanceof RetryAfterError) {
-    if (err.retryAt !== undefined) return Math.max(now, err.retryAt);
+    // A provider's Retry-After can say anything: no later than a year away, and a time that is
+    // not one falls back to the policy's delay.
+    if (err.retryAt !== undefined && Number.isFinite(err.retryAt)) return Math.min(Math.max(now, err.retryAt), now + MAX_DURATION_MS);
+    if (err.retryAt !== undefined) return now + backoffMs(policy, failedAttempt, seed);
     return now + (err.retryAfterMs ?? 0);
   }
   return now + backoffMs(policy, failedAttempt, seed);
