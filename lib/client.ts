@@ -19,7 +19,7 @@ import { JournalView } from "./core/journal-view.ts";
 import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
 import { JOURNAL_VERSION, type JournalRecord, type SignalRecord, type SignalSender, parseRecord } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
-import { type CancelAnswer, RunProtocol } from "./core/run/protocol.ts";
+import { type CancelAnswer, RunProtocol, type WakeAnswer } from "./core/run/protocol.ts";
 import { decision, findResolutionOf, sameEnvelope, type SignalReceipt } from "./core/run/signals.ts";
 import { zodIssues } from "./core/zod-issues.ts";
 import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
@@ -27,7 +27,7 @@ import { validate } from "./core/validate.ts";
 import { RUN_ID, RUN_ID_RULE } from "./core/run-id.ts";
 import { type Clock, type JournalStore, type ListQuery, type PayloadRef, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 
-export type { CancelAnswer, SignalReceipt };
+export type { CancelAnswer, SignalReceipt, WakeAnswer };
 
 
 export interface ClientOptions {
@@ -252,6 +252,20 @@ export class Client {
    */
   async cancel(runId: string, options: { reason?: string } = {}): Promise<CancelAnswer> {
     return this.protocol.cancel(runId, options.reason ?? "cancelled by request");
+  }
+
+  /**
+   * Wake now: ends the run's current sleep early (or the sleep `stepId` names), journaled as the
+   * sleep's resolution so every replay agrees, and wakes the run. Returns the sleeps it ended:
+   * none when the run was not asleep. Throws `RunNotFoundError`, `RunFinishedError`.
+   *
+   * @example
+   * ```ts
+   * const { woken } = await client.wake("order-8472"); // ["cool-off"]: the run goes on now
+   * ```
+   */
+  async wake(runId: string, options: { stepId?: string } = {}): Promise<WakeAnswer> {
+    return this.protocol.wake(runId, options.stepId);
   }
 
   /**

@@ -36,7 +36,7 @@ export type { StandardSchemaV1 } from "./core/standard-schema.ts";
 export type { Duration } from "./core/duration.ts";
 export type { Saga } from "./core/saga.ts";
 export type { ChildOptions, ChildOutcome, ChildEnd, ChildStart, ParentRef, RemoteChildren } from "./core/children.ts";
-export type { MapFn, MapOptions, MapOutcome } from "./core/fan-out.ts";
+export type { ItemStep, MapFn, MapOptions, MapOutcome, ParallelOptions } from "./core/fan-out.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
 export { MissingDependencyError } from "./missing-dependency.ts";

@@ -56,7 +56,7 @@ export interface JournalTableDefinition {
   sortKey: KeyAttribute;
   indexes: readonly IndexDefinition[];
   ttlAttribute: string;
-  /** DESIGN.md: point-in-time recovery on (the journal is the source of truth). */
+  /** Point-in-time recovery on: the journal is the source of truth (docs/architecture.md). */
   pointInTimeRecovery: true;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `waymark runs <verb>`: list, show, start, signal and cancel runs, and export a run's history,
+ * `waymark runs <verb>`: list, show, start, signal, wake and cancel runs, and export a run's history,
  * in a SQLite journal file or a deployed DynamoDB table. Exit codes: 0 done, 1 refused (no such
  * run, a bad input or payload, a decided wait), 2 usage, 3 the journal cannot be reached.
  */
@@ -25,6 +25,9 @@ export const RUNS_HELP: Record<string, string> = {
   Asks a run to cancel: it gets CancelledError at its next wait (or out of the step it is running),
   runs its compensations and ends cancelled with the reason. A run that never started (pending,
   or queued with no step run) ends at once.`,
+  wake: `waymark runs wake <runId> [--step stepId] ${WHERE}
+  Ends the run's current sleep now (or the sleep named), journaled so every replay agrees, and
+  wakes the run: a 1 h cool-off in dev need not take an hour.`,
   history: `waymark runs history export <runId> [--out file.json] [--file journal.db | --table name]
   The run's history as JSON, for waymark check --histories.`,
 };
@@ -72,6 +75,7 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
         "wait-id": { type: "string" },
         "signal-id": { type: "string" },
         reason: { type: "string" },
+        step: { type: "string" },
         workflows: { type: "string", multiple: true },
       },
     });
@@ -81,7 +85,7 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
     const input = verb === "start" ? json(values.input, "--input") : undefined;
     const payload = verb === "signal" ? json(values.payload, "--payload") : undefined;
     const [a, b, ...rest] = positionals;
-    const arity = { list: 0, show: 1, start: 1, signal: 2, cancel: 1 }[verb] ?? 0;
+    const arity = { list: 0, show: 1, start: 1, signal: 2, cancel: 1, wake: 1 }[verb] ?? 0;
     if (positionals.length !== arity || rest.length > 0) throw new CliUsageError(`runs ${verb} takes ${arity === 0 ? "no arguments" : arity === 1 ? "one argument" : "two arguments"}\n${help}`);
     const journal = await openJournal(target, needsCode ? await loadWorkflows(values.workflows ?? []) : []);
     try {
@@ -122,6 +126,17 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
           const receipt = await client.signal(a ?? "", b ?? "", payload, { ...(values["wait-id"] ? { waitId: values["wait-id"] } : {}), ...(values["signal-id"] ? { signalId: values["signal-id"] } : {}) });
           out(JSON.stringify({ runId: a, ...receipt }));
           if (journal.note && receipt.status === "delivered") err(`note: ${journal.note}`);
+          return 0;
+        }
+        case "wake": {
+          const { woken } = await client.wake(a ?? "", values.step === undefined ? {} : { stepId: values.step });
+          if (woken.length === 0) {
+            const run = await client.get(a ?? "");
+            err(`waymark: run ${a} is not asleep${values.step === undefined ? "" : ` at ${values.step}`} (it is ${run.status}${run.waitingFor ? `, waiting for ${run.waitingFor}` : ""}); nothing changed`);
+            return 1;
+          }
+          out(JSON.stringify({ runId: a, woken }));
+          if (journal.note) err(`note: ${journal.note}`);
           return 0;
         }
         default: {

@@ -122,11 +122,14 @@ export interface ChildHost {
 
 /**
  * The default run id of the child started by `stepId`: `<parentRunId>:<stepId>` (`#` becomes
- * `.`), and `<parentRunId>:i<k>:<stepId>` in the parent's incarnation k > 1, so that each
- * incarnation's `step.invoke("pay", …)` starts a child of its own.
+ * `.`; a map item's scope `items[3]/` becomes `items:3:`), and `<parentRunId>:i<k>:<stepId>` in
+ * the parent's incarnation k > 1, so that each incarnation's `step.invoke("pay", …)` starts a
+ * child of its own.
  */
 export function childRunIdOf(parentRunId: string, stepId: string, incarnation = 1): string {
-  return `${parentRunId}:${incarnation > 1 ? `i${incarnation}:` : ""}${stepId.replace(/#/g, ".")}`;
+  // Run ids hold no `#`, `/`, `[` or `]`: `pay#2` → `pay.2`, `items[3]/pay` → `items:3:pay`.
+  const id = stepId.replace(/#/g, ".").replace(/\]\//g, ":").replace(/[[/]/g, ":").replace(/\]/g, "");
+  return `${parentRunId}:${incarnation > 1 ? `i${incarnation}:` : ""}${id}`;
 }
 
 /** Accepts a child outcome as the engine delivers it. */

@@ -9,7 +9,7 @@ import { serializeError } from "./error-codec.ts";
 import { CancelledError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import type { EngineContext } from "./engine-prepare.ts";
 import type { InvocationResult } from "./engine-types.ts";
-import { isTooLargeForStore } from "./execution-state.ts";
+import { isTooLargeForStore } from "./execution.ts";
 import { jsonBytes } from "./json.ts";
 import type { JournalView } from "./journal-view.ts";
 import { isPayloadFault, toMetaRef } from "./payloads.ts";
@@ -111,7 +111,7 @@ export async function abandon(c: EngineContext, hold: Hold, execution: Execution
  * Write the blockers' records, release the lease, then schedule the wake. Scheduling after the
  * release matters: a wake delivered while this invocation still held the lease would find the
  * run busy and be dropped. A crash between release and schedule leaves a suspended run whose
- * `wakeAt` has passed, which the watchdog wakes (DESIGN's "never stuck silently").
+ * `wakeAt` has passed, which the watchdog wakes (docs/architecture.md: a run is never stuck silently).
  *
  * Signals close the race from both sides: a deliverer writes its signal, then reads the waits;
  * this invocation writes the wait, then reads the signals — once before the release (so the
@@ -128,8 +128,12 @@ async function suspend(c: EngineContext, g: Grant, blockers: Blocker[], executio
   const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
   if (!(await execution.persistBlockers())) return { status: "lost-lease" };
 
-  const waits = waitOn.filter((b) => b.signal !== undefined);
-  const signalled = waits.length > 0 && (await protocol.signalArrived(g, waits));
+  // Waits for a signal, and sleeps (a wake-now may end one): what arrives for them meanwhile wakes
+  // the run — checked before the release for signals (the run is then due at once), and after it
+  // for both (a wake sent while this invocation held the lease was dropped as busy).
+  const signalWaits = waitOn.filter((b) => b.signal !== undefined);
+  const waits = waitOn.filter((b) => b.signal !== undefined || b.reason === "sleep");
+  const signalled = signalWaits.length > 0 && (await protocol.signalArrived(g, signalWaits));
   const wakeAt = signalled ? clock.now() : first?.wakeAt;
   const waitingFor = (first ?? waitOn[0])?.waitingFor ?? "unknown";
   const ok = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });

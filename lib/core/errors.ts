@@ -222,7 +222,9 @@ export type WaitDecision =
   | { via: "signal"; signalId: string; at: number }
   | { via: "timeout"; at: number }
   /** The run's cancellation was delivered at this wait. */
-  | { via: "cancelled"; at: number };
+  | { via: "cancelled"; at: number }
+  /** A sleep ended early by a wake-now (`client.wake`). */
+  | { via: "woken"; at: number };
 
 /**
  * The wait was already resolved (by another signal or by its timeout). The late signal is kept

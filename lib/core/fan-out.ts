@@ -1,55 +1,44 @@
 /**
- * `step.map`: one journaled step per item, at most `concurrency` bodies running at once. Item
- * step ids come from the item's index (`<mapId>/<index>`), not from completion order, so replay
- * finds every item's record however the live run interleaved; recorded items return at once and
- * never take a slot, so the bound holds across suspensions and replays alike.
+ * `step.map` and `step.parallel`: fan-out with durable sub-contexts. Every item (or branch) gets a
+ * step API of its own — run, sleep, waitForSignal, invoke, a nested map — journaled under the
+ * item's scope (`<mapId>[<index>]/…`, `<id>[<branch>]/…`), so replay finds every item's steps
+ * however the live run interleaved them. The options and outcomes are here; the scheduling is in
+ * execution/fan-out.ts.
  */
-import type { StepRunContext, StepRunOptions } from "./definition.ts";
+import type { SerializedError } from "./errors.ts";
+import type { SignalMap, Step } from "./step-api.ts";
 
-export interface MapOptions extends StepRunOptions {
-  /** Most item bodies running at once. Default 10. */
+export interface MapOptions {
+  /** Most items running at once (default 10). An item running is one whose code is not asleep or waiting. */
   concurrency?: number;
   /**
-   * `fail-fast` (default): once an item fails (after its retries), no new item starts; the items
-   * already running finish and are recorded, and the map rejects with the failure of the first
-   * item (by index) that failed — the same one on every replay.
-   * `collect`: every item runs; the map resolves to one outcome per item.
+   * `fail-fast` (default): once an item fails (throws), no new item starts; the items already
+   * running finish (including their sleeps and waits, over as many invocations as that takes),
+   * then the map rejects with the failure of the first item (by index) that failed — the same
+   * one on every replay. `collect`: every item runs; the map resolves to one outcome per item.
    */
   failures?: "fail-fast" | "collect";
+  /**
+   * An item that sleeps or waits frees its slot for the next item (default), or keeps it (`true`):
+   * then at most `concurrency` items are ever started and not finished — e.g. five approvals open at once.
+   */
+  holdSlotWhileWaiting?: boolean;
 }
-
-/** One item's outcome with `failures: "collect"`. */
-export type MapOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /**
- * Runs `run(index)` for every index with at most `concurrency` in flight; results in index order.
- * Fail-fast: once an item has failed, no new item starts — except items `recorded` says already
- * ran (on replay: they started before the failure, live) — and once the items in flight have
- * finished, the failure of the lowest index is thrown: the same on every replay.
+ * The step API an item's code gets: every durable operation, in the item's scope, and its index
+ * (`continueAsNew` belongs to the workflow's own code).
  */
-export async function boundedMap<R>(count: number, concurrency: number, failFast: boolean, run: (index: number) => Promise<R>, recorded: (index: number) => boolean = () => false): Promise<Array<MapOutcome<R>>> {
-  const limit = Math.max(1, Math.floor(concurrency));
-  const out: Array<MapOutcome<R> | undefined> = new Array(count);
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      const index = next++;
-      if (failFast && failed && !recorded(index)) continue;
-      try {
-        out[index] = { ok: true, value: await run(index) };
-      } catch (error) {
-        out[index] = { ok: false, error };
-        failed = true;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-  if (failFast) {
-    const first = out.find((o): o is { ok: false; error: unknown } => o !== undefined && !o.ok);
-    if (first) throw first.error;
-  }
-  return out as Array<MapOutcome<R>>;
-}
+export type ItemStep<S extends SignalMap = SignalMap> = Omit<Step<S>, "continueAsNew"> & {
+  /** The item's position in the list (a `step.parallel` branch: its position among the branches). */
+  readonly index: number;
+};
 
-export type MapFn<T, R> = (item: T, ctx: StepRunContext & { index: number }) => Promise<R> | R;
+/** An item's code: orchestration like the workflow's own, its side effects in `step.run`. */
+export type MapFn<T, R, S extends SignalMap = SignalMap> = (item: T, step: ItemStep<S>) => Promise<R> | R;
+
+/** One item's outcome with `failures: "collect"`: its value, or its error as the journal keeps errors (JSON-safe). */
+export type MapOutcome<R> = { ok: true; value: R } | { ok: false; error: SerializedError };
+
+/** `step.parallel`'s options: those of `step.map` (its branches are its items). */
+export type ParallelOptions = MapOptions;

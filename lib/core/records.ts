@@ -97,8 +97,8 @@ export const ResolutionRecord = z.object({
   ...common,
   type: z.literal("resolution"),
   stepId: z.string(),
-  /** `cancelled`: the run's cancellation was delivered here (a sleep or a wait threw CancelledError). */
-  via: z.enum(["signal", "timeout", "cancelled"]),
+  /** `cancelled`: the run's cancellation was delivered here (a sleep or a wait threw CancelledError). `woken`: a sleep ended early (`client.wake`). */
+  via: z.enum(["signal", "timeout", "cancelled", "woken"]),
   signalId: z.string().optional(),
 });
 

@@ -7,7 +7,7 @@ import type { StandardSchemaV1 } from "./standard-schema.ts";
 import type { Duration } from "./duration.ts";
 import type { StepInterruptedError } from "./errors.ts";
 import type { SignalSender } from "./records.ts";
-import type { MapFn, MapOptions, MapOutcome } from "./fan-out.ts";
+import type { ItemStep, MapFn, MapOptions, MapOutcome, ParallelOptions } from "./fan-out.ts";
 import type { Saga } from "./saga.ts";
 import type { ChildOptions } from "./children.ts";
 import type { RetryOptions } from "./retry.ts";
@@ -208,16 +208,37 @@ export interface Step<S extends SignalMap = SignalMap, I = unknown> {
    */
   continueAsNew(input: I): Promise<never>;
   /**
-   * Runs `fn` for every item as its own journaled step (`<name>/<index>`), at most
-   * `concurrency` bodies at once (default 10); results in item order.
+   * Runs `fn` for every item, each in a durable sub-context: the item's `step` has every
+   * operation (run, sleep, waitForSignal, invoke, a nested map…), journaled under the item's
+   * scope (`<name>[<index>]/…`) and replayed exactly. At most `concurrency` items run at once
+   * (default 10); an item asleep or waiting frees its slot unless `holdSlotWhileWaiting`.
+   * Results in item order; failures fail-fast (the lowest index's) or `collect`ed.
    *
    * @example
    * ```ts
-   * const receipts = await step.map("notify", customers, (c, { idempotencyKey }) => mail.send(c, idempotencyKey), { concurrency: 20 });
+   * const receipts = await step.map("pay-suppliers", invoices, async (invoice, step) => {
+   *   const ok = await step.waitForSignal("approval", { timeout: "3d" });
+   *   if (!ok.received) return "expired";
+   *   return step.invoke("pay", paymentFlow, { input: invoice });
+   * }, { concurrency: 5 });
    * ```
    */
-  map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R>, options?: MapOptions & { failures?: "fail-fast" }): Promise<R[]>;
-  map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R>, options: MapOptions & { failures: "collect" }): Promise<Array<MapOutcome<R>>>;
+  map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R, S>, options?: MapOptions & { failures?: "fail-fast" }): Promise<R[]>;
+  map<T, R>(name: string, items: readonly T[], fn: MapFn<T, R, S>, options: MapOptions & { failures: "collect" }): Promise<Array<MapOutcome<R>>>;
+  /**
+   * Runs named branches side by side, each in a durable sub-context (`<name>[<branch>]/…`), with
+   * the same options as `map`; resolves to each branch's result by name.
+   *
+   * @example
+   * ```ts
+   * const { flight, hotel } = await step.parallel("book", {
+   *   flight: (step) => step.run("flight", () => airline.book(trip)),
+   *   hotel: (step) => step.run("hotel", () => hotels.book(trip)),
+   * });
+   * ```
+   */
+  parallel<B extends Record<string, (step: ItemStep<S>) => Promise<unknown> | unknown>>(name: string, branches: B, options?: ParallelOptions & { failures?: "fail-fast" }): Promise<{ [K in keyof B]: Awaited<ReturnType<B[K]>> }>;
+  parallel<B extends Record<string, (step: ItemStep<S>) => Promise<unknown> | unknown>>(name: string, branches: B, options: ParallelOptions & { failures: "collect" }): Promise<{ [K in keyof B]: MapOutcome<Awaited<ReturnType<B[K]>>> }>;
   /**
    * Starts a run of another workflow (a child) and waits for it: its result is this step's, its
    * failure or cancellation a `ChildFailedError`. The child's run id derives from this run and

@@ -47,6 +47,7 @@ ${waterfall(run, entries, viewOf(query))}
 <h2>Input</h2><pre class="mono">${JSON.stringify(run.input, null, 2)}</pre>
 ${run.status === "completed" ? html`<h2>Result</h2><pre class="mono">${JSON.stringify(run.result, null, 2) ?? ""}</pre>` : ""}
 <details><summary>Journal records (${entries.length})</summary>${entries.map((e) => html`<h3 class="mono" style="font-size:.85rem">${e.key}${e.lateFor ? ` (late for ${e.lateFor})` : ""}</h3><pre class="mono">${e.record ? JSON.stringify(e.record, null, 2) : `unreadable: ${e.unreadable ?? ""}`}</pre>`)}</details>
+${!terminal && run.waitingFor?.startsWith("sleep:") ? html`<h2>Sleeping</h2><form method="post" action="${runHref(run.runId)}/wake">${tokenField(ctx)}<p class="muted">Ends the sleep now (journaled, so every replay agrees) and runs on: a long cool-off need not be waited out in development.</p><button type="submit">Wake now</button></form>` : ""}
 ${terminal ? "" : html`<h2>Cancel</h2><form method="post" action="${runHref(run.runId)}/cancel">${tokenField(ctx)}<p class="muted">Asks the run to cancel: it gets CancelledError at its next wait or step, runs its compensations, then ends cancelled.</p><button type="submit" class="danger">Cancel run</button></form>`}
 </main>`;
   return shell(ctx, status, `Run ${run.runId}`, body);
@@ -101,6 +102,13 @@ export async function signalWait(ctx: DashboardContext, req: HttpRequest, runId:
     if (err instanceof WaitResolvedError || err instanceof RunFinishedError) return seeOther(runHref(runId));
     throw err;
   }
+  return seeOther(runHref(runId));
+}
+
+/** `POST /ui/runs/<runId>/wake`: wake now (its sleep ends early). */
+export async function wakeRun(ctx: DashboardContext, req: HttpRequest, runId: string): Promise<HttpResponse> {
+  readGuardedForm(req, ctx.tokenOk);
+  await ctx.client.wake(runId);
   return seeOther(runHref(runId));
 }
 

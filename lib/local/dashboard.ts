@@ -14,7 +14,7 @@ import { type SafeHtml, html, htmlResponse, page, time } from "../http/html.ts";
 import type { HttpRequest, HttpResponse } from "../http/types.ts";
 import { type ApprovalLinks, RUN_STATUSES, type RunMeta, type RunStatus } from "../ports.ts";
 import { LIVE_SCRIPT, LIVE_SCRIPT_PATH } from "./dashboard-live.ts";
-import { cancelRun, runPage, signalWait } from "./dashboard-run.ts";
+import { cancelRun, runPage, signalWait, wakeRun } from "./dashboard-run.ts";
 import { startPage, startRun } from "./dashboard-start.ts";
 
 export { escapeHtml } from "../http/html.ts";
@@ -72,6 +72,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         const runId = parts[2];
         if (parts.length === 3 && method === "GET") return await runPage(ctx, runId, req.query);
         if (parts.length === 4 && parts[3] === "cancel" && method === "POST") return await cancelRun(ctx, req, runId);
+        if (parts.length === 4 && parts[3] === "wake" && method === "POST") return await wakeRun(ctx, req, runId);
         if (parts.length === 5 && parts[3] === "waits" && parts[4] && method === "POST") return await signalWait(ctx, req, runId, parts[4]);
       }
       return undefined;

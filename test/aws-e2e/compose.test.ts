@@ -169,7 +169,7 @@ describe("step.map over 100 items, concurrency 10, every wake delivered twice", 
     const attempts = new Map<string, number[]>();
     for (const x of executions) attempts.set(x.key, [...(attempts.get(x.key) ?? []), x.attempt]);
     expect(attempts.size).toBe(100);
-    for (let i = 0; i < 100; i++) expect(attempts.get(`${runId}/item/${i}`), `item ${i}`).toEqual(i === 37 ? [1, 2] : [1]);
+    for (let i = 0; i < 100; i++) expect(attempts.get(`${runId}/item[${i}]/square`), `item ${i}`).toEqual(i === 37 ? [1, 2] : [1]);
 
     // It really suspended mid-map and was woken by its retry; every wake was delivered twice.
     const reasons = wakeReasons(e2e, runId);

@@ -6,7 +6,7 @@
  *
  * As Lambda does: a handler that throws, or runs past its timeout, fails the whole batch; an
  * answer listing an id that is not in the batch fails the whole batch too. Receives are short
- * polls (the emulator's long poll is wrong with `MaxNumberOfMessages > 1`, see LOCAL-AWS.md).
+ * polls (the emulator's long poll is wrong with `MaxNumberOfMessages > 1`, see docs/testing.md).
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";

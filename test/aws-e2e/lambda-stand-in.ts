@@ -1,6 +1,6 @@
 /**
  * A Lambda Invoke stand-in for the end-to-end tests of children in another function. THIS IS
- * NOT A REAL PEER: Lambda has no local emulator here (see LOCAL-AWS.md). Everything around it
+ * NOT A REAL PEER: Lambda has no local emulator here (see docs/testing.md, "Local peers"). Everything around it
  * is real: each function is the exported handler over its own DynamoDB Local table and SQS
  * emulator queue, and children's ends travel through the emulator.
  *

@@ -1,6 +1,6 @@
 /**
  * An EventBridge Scheduler stand-in for the end-to-end tests. THIS IS NOT A REAL PEER: Scheduler
- * has no local emulator (see LOCAL-AWS.md), so this object takes its place. Everything else in
+ * has no local emulator (see docs/testing.md, "Local peers"), so this object takes its place. Everything else in
  * these tests is real (DynamoDB Local, the SQS emulator, the exported Lambda handler).
  *
  * It takes the same command objects the runtime's `SchedulerWakes` sends through

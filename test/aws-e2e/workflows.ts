@@ -167,11 +167,12 @@ export function composeWorkflows(ledger: StepLedger, probe: BodyProbe) {
       const squares = await step.map(
         "item",
         items,
-        async (i, { idempotencyKey, attempt }) => {
-          ledger.record(idempotencyKey, attempt);
-          if (i === retryIndex && attempt === 1) throw new RetryAfterError("busy, try again shortly", { after: "1s" });
-          return probe.hold(holdMs, i * i);
-        },
+        (i, item) =>
+          item.run("square", async ({ idempotencyKey, attempt }) => {
+            ledger.record(idempotencyKey, attempt);
+            if (i === retryIndex && attempt === 1) throw new RetryAfterError("busy, try again shortly", { after: "1s" });
+            return probe.hold(holdMs, i * i);
+          }),
         { concurrency },
       );
       return { count: squares.length, sum: squares.reduce((a, b) => a + b, 0), ordered: squares.every((v, i) => v === i * i) };

@@ -1,7 +1,7 @@
 /**
  * EventBridge Scheduler has no local peer (nothing on npm emulates it), so this is a contract
  * test against a mocked client (`aws-sdk-client-mock`): it proves only that we call the API the
- * way AWS documents it. It checks LOCAL-AWS.md's Scheduler list, item 1:
+ * way AWS documents it. It checks the Scheduler contract docs/testing.md names ("Local peers"):
  *
  *   - `at(yyyy-mm-ddThh:mm:ss)` rounded up to the second, no `Z`; `ScheduleExpressionTimezone: "UTC"`
  *   - `FlexibleTimeWindow: { Mode: "OFF" }`, `ActionAfterCompletion: "DELETE"`

@@ -1,5 +1,5 @@
 /**
- * The one contract every {@link JournalStore} passes (DESIGN.md, "Journal store contract").
+ * The one contract every {@link JournalStore} passes (docs/architecture.md, "Journal store contract").
  * Each store's test file calls {@link journalStoreContract} with a factory; the store may be
  * shared by all tests (fresh run ids keep them apart), so a DynamoDB Local table can back it.
  */

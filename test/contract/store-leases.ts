@@ -124,6 +124,15 @@ export function leaseTests(store: () => JournalStore): void {
     expect(run?.error).toBeUndefined();
   });
 
+  it("a renewal delayed in transit never moves the expiry back (it answers renewed: the lease is still this token's, and longer)", async () => {
+    const { runId, token } = await leasedRun(store(), "renew-late");
+    expect(await store().renewLease(runId, token, T + 20_000, TTL)).toBe(true);
+    expect(await store().renewLease(runId, token, T + 5_000, TTL)).toBe(true); // sent before, arrives after
+    expect(await store().getRun(runId)).toMatchObject({ lease: { token, expiresAt: T + 20_000 + TTL }, wakeAt: T + 20_000 + TTL });
+    // Another holder cannot take it meanwhile: it is not expired at T + 40 s.
+    expect(await store().acquireLease(runId, { owner: "owner-z", now: T + 40_000, ttlMs: TTL })).toMatchObject({ acquired: false, reason: "held" });
+  });
+
   it("finishRun of a suspended run (under a new lease) removes its wake time and what it waited for", async () => {
     const { runId, token } = await leasedRun(store(), "finish-suspended");
     await store().releaseLease(runId, token, { now: T + 1, wakeAt: T + 100, waitingFor: "signal:approval" });

@@ -67,14 +67,14 @@ async function assertExactlyOnce(lab: CrashLab, runId: string, recordedByFirst: 
 
   // The journal: one record per item, ok, with its own result; then `sum`.
   const steps = (await lab.records(runId)).filter((r) => r.type === "step");
-  const itemRecords = steps.filter((r) => r.stepId.startsWith("square/"));
-  expect(itemRecords.map((r) => r.stepId).sort()).toEqual(Array.from({ length: ITEMS }, (_, i) => `square/${i}`).sort());
-  for (const r of itemRecords) expect(r).toMatchObject({ kind: "run", status: "ok", result: Number(r.stepId.split("/")[1]) ** 2 });
+  const itemRecords = steps.filter((r) => r.stepId.startsWith("square["));
+  expect(itemRecords.map((r) => r.stepId).sort()).toEqual(Array.from({ length: ITEMS }, (_, i) => `square[${i}]/square`).sort());
+  for (const r of itemRecords) expect(r).toMatchObject({ kind: "run", status: "ok", result: Number(/\[(\d+)\]/.exec(r.stepId)?.[1]) ** 2 });
   expect(steps.filter((r) => r.stepId === "sum")).toHaveLength(1);
 
   const ranTwice: number[] = [];
   for (let i = 0; i < ITEMS; i++) {
-    const stepId = `square/${i}`;
+    const stepId = `square[${i}]/square`;
     const runs = lab.log.of(runId, stepId);
     expect(runs.length, `${stepId} ran at least once`).toBeGreaterThanOrEqual(1);
     // Every execution got the same key, and no process ran an item twice.
@@ -100,8 +100,8 @@ describe.concurrent("step.map under SIGKILL", () => {
   it("killed right after item 9 is recorded: recorded items never run again, the rest finish in order, at most 5 at once", async () => {
     await withLab(async (lab) => {
       const runId = "map-after-record";
-      const recorded = await crashThenFinish(lab, runId, "completed:square/9");
-      expect(recorded).toContain("square/9");
+      const recorded = await crashThenFinish(lab, runId, "completed:square[9]/square");
+      expect(recorded).toContain("square[9]/square");
       const ranTwice = await assertExactlyOnce(lab, runId, recorded);
       // Item 9 itself was recorded: it is not among those that ran again.
       expect(ranTwice).not.toContain(9);
@@ -111,11 +111,11 @@ describe.concurrent("step.map under SIGKILL", () => {
   it("killed inside item 12's body: that item runs again with the same key, everything else at most once per record", async () => {
     await withLab(async (lab) => {
       const runId = "map-inside-body";
-      const recorded = await crashThenFinish(lab, runId, "inside:square/12");
-      expect(recorded).not.toContain("square/12");
+      const recorded = await crashThenFinish(lab, runId, "inside:square[12]/square");
+      expect(recorded).not.toContain("square[12]/square");
       const ranTwice = await assertExactlyOnce(lab, runId, recorded);
       expect(ranTwice).toContain(12);
-      const twelve = lab.log.of(runId, "square/12");
+      const twelve = lab.log.of(runId, "square[12]/square");
       expect(twelve.map((e) => e.worker)).toEqual(["1", "2"]);
       expect(twelve[0]?.key).toBe(twelve[1]?.key);
     });

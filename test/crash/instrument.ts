@@ -2,8 +2,8 @@
  * Test-only instrumentation of step bodies, for counting executions across processes. Every
  * execution of a `step.run` body is appended to a JSON-lines file before the body runs (one
  * synchronous write, so it survives a SIGKILL), and a hook runs the moment the body returns,
- * before the engine writes the step's record. `step.map` item bodies (step id `<mapId>/<index>`)
- * and `step.saga()` compensations are instrumented the same way. The engine itself is untouched: the workflow gets
+ * before the engine writes the step's record. The steps of `step.map` items (their step API is
+ * wrapped the same way, ids under `<mapId>[<index>]/`) and `step.saga()` compensations too. The engine itself is untouched: the workflow gets
  * the real step API with only its bodies wrapped.
  */
 import { join } from "node:path";
@@ -68,14 +68,14 @@ export function instrument(workflow: AnyWorkflow, o: InstrumentOptions): AnyWork
   return Object.freeze({ ...workflow, fn: (input: unknown, step: Step) => workflow.fn(input, wrapStep(step, o)) });
 }
 
-function wrapStep(step: Step, o: InstrumentOptions): Step {
+function wrapStep(step: Step, o: InstrumentOptions, prefix = ""): Step {
   // Step ids counted as the engine counts them (the n-th use of a name is `name#n`), rather than
   // parsed from the key, so that a wrong key shows up as a wrong key.
   const uses = new Map<string, number>();
   const nextId = (name: string): string => {
     const n = (uses.get(name) ?? 0) + 1;
     uses.set(name, n);
-    return n === 1 ? name : `${name}#${n}`;
+    return `${prefix}${n === 1 ? name : `${name}#${n}`}`;
   };
   const body =
     <C extends StepRunContext, T>(stepIdOf: (ctx: C) => string, fn: (ctx: C) => Promise<T> | T) =>
@@ -94,10 +94,10 @@ function wrapStep(step: Step, o: InstrumentOptions): Step {
     return step.run(name, body(() => stepId, fn), options);
   };
   // The engine allocates a map's id (and a child's step id) from its name like a run's: count it.
-  const map = ((name: string, items: readonly unknown[], fn: (item: unknown, ctx: StepRunContext & { index: number }) => unknown, options?: object) => {
+  const map = ((name: string, items: readonly unknown[], fn: (item: unknown, itemStep: Step & { index: number }) => unknown, options?: object) => {
     const mapId = nextId(name);
-    return step.map(name, items, (item, ctx) => body((c: StepRunContext & { index: number }) => `${mapId}/${c.index}`, (c) => fn(item, c))(ctx), options);
-  }) as Step["map"];
+    return step.map(name, items, (item, itemStep) => fn(item, Object.assign(wrapStep(itemStep as unknown as Step, o, `${mapId}[${itemStep.index}]/`), { index: itemStep.index })), options);
+  }) as unknown as Step["map"];
   const invoke = ((name: string, workflow: never, options: never) => (nextId(name), step.invoke(name, workflow, options))) as Step["invoke"];
   const start = ((name: string, workflow: never, options: never) => (nextId(name), step.start(name, workflow, options))) as Step["start"];
   const wrapped: Step = { ...step, run, map, invoke, start, saga: () => createSaga(wrapped) };

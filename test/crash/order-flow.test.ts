@@ -1,6 +1,6 @@
 /**
  * SIGKILL of a real worker process running the real order flow on a real SQLite journal, then a
- * restart on the same file (DESIGN.md, "Tests that matter most"). Each scenario has its own
+ * restart on the same file (docs/architecture.md, "Testing"). Each scenario has its own
  * journal, so they run concurrently.
  */
 import { describe, it } from "vitest";

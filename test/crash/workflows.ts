@@ -149,12 +149,13 @@ export const mapFlow = durable(
     const squares = await step.map(
       "square",
       Array.from({ length: items }, (_, i) => i),
-      async (item, { idempotencyKey }) => {
-        gauge("start", idempotencyKey);
-        await delay(itemMs + (item % 4) * 7);
-        gauge("end", idempotencyKey);
-        return item * item;
-      },
+      (item, itemStep) =>
+        itemStep.run("square", async ({ idempotencyKey }) => {
+          gauge("start", idempotencyKey);
+          await delay(itemMs + (item % 4) * 7);
+          gauge("end", idempotencyKey);
+          return item * item;
+        }),
       { concurrency },
     );
     const sum = await step.run("sum", () => squares.reduce((a, b) => a + b, 0));

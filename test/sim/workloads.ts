@@ -112,7 +112,7 @@ export function simWorkflows(hooks: Hooks): AnyWorkflow[] {
 
   const fanout = defineWorkflow({ name: "sim-fanout", input: anything<FanoutInput>(), retries: RETRIES }, async (input, step) => {
     const items = Array.from({ length: input.items }, (_, i) => i);
-    const done = await step.map("item", items, (_item, ctx) => hooks.body(ctx, FORWARD), { concurrency: input.concurrency });
+    const done = await step.map("item", items, (_item, item) => item.run("work", (ctx) => hooks.body(ctx, FORWARD)), { concurrency: input.concurrency });
     await step.run("report", (ctx) => hooks.body(ctx, FORWARD));
     return done.length;
   });

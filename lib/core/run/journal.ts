@@ -55,14 +55,19 @@ export async function requestOwnCancel(p: RunPorts, g: Pick<Grant, "journalId">,
 }
 
 /**
- * The second half of the signal handshake: deliverers write the signal, then read the waits;
- * the invocation wrote its waits, and now reads the signals.
+ * The second half of the handshakes that end a wait from outside: deliverers write the signal
+ * (a wake-now its sleep's resolution), then wake the run; the invocation wrote its waits, and now
+ * reads what arrived for them — a wake that found it still busy was dropped.
  */
 export async function signalArrived(p: RunPorts, g: Grant, waits: ReadonlyArray<{ stepId: string; signal?: string }>): Promise<boolean> {
+  // A sleep: one read of its resolution. A wait for a signal: the journal, for buffered signals.
+  for (const w of waits) if (w.signal === undefined && (await p.store.getRecord(g.journalId, keys.resolution(w.stepId)))) return true;
+  const signalWaits = waits.filter((w) => w.signal !== undefined);
+  if (signalWaits.length === 0) return false;
   const fresh = await load(p, g);
   if (!fresh) return false;
   const view = JournalView.parse(g.runId, fresh.records);
-  return waits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "", w.stepId).length > 0);
+  return signalWaits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "", w.stepId).length > 0);
 }
 
 function reasonOf(record: StoredRecord | null | undefined): string | undefined {

@@ -15,6 +15,7 @@
  *   continue.ts   the next incarnation, with nothing left behind in the old one
  *   children.ts   a child's start, cancel and end (its end is its parent's signal)
  *   start.ts      starting a run, idempotently
+ *   wake.ts       a sleep ended early (wake now), journaled
  *
  * @example
  * ```ts
@@ -41,8 +42,9 @@ import { finish, type Grant, grant, type Refusal, release } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
 import { type StartRequest, startRun } from "./start.ts";
+import { type WakeAnswer, wakeSleeps } from "./wake.ts";
 
-export type { Admission, AdmissionRun, Appended, CancelAnswer, ChildEndOutcome, Grant, Hold, Refusal, RunPorts, SignalReceipt, StartRequest };
+export type { Admission, AdmissionRun, Appended, CancelAnswer, ChildEndOutcome, Grant, Hold, Refusal, RunPorts, SignalReceipt, StartRequest, WakeAnswer };
 
 /** How a granted invocation ends its run. */
 export type Ending =
@@ -139,6 +141,11 @@ export class RunProtocol {
 
   cancel(runId: string, reason: string): Promise<CancelAnswer> {
     return cancelRun(this.ports, runId, reason);
+  }
+
+  /** Ends the run's current sleep (or the one named) early, journaled, and wakes it. */
+  wake(runId: string, stepId?: string): Promise<WakeAnswer> {
+    return wakeSleeps(this.ports, runId, stepId);
   }
 
   /** A child's end from another deployment, for its parent here. */

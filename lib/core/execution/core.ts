@@ -1,63 +1,97 @@
 /**
- * The machinery of an execution: its state, how records are written, how it blocks, and how it
- * decides that it has ended (completed, failed, suspended, or aborted). The step kinds built on
- * it are in execution.ts.
+ * The state every step of one execution shares, and the machinery over it: how records are
+ * written (stamped, write-once, fenced), how the execution blocks, and how it decides it has
+ * ended — completed, failed, suspended, continued, cancelled or aborted. The step kinds are
+ * modules of their own (run-step.ts, waits.ts, fan-out.ts, …) that work on this core through a
+ * {@link Scope}; execution.ts composes them into the step API.
  */
-import { DeliveryOrder } from "./delivery-order.ts";
-import { type Step, assertName } from "./definition.ts";
-import { serializeError } from "./error-codec.ts";
-import { CancelledError, LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "./errors.ts";
-import { Cancellation } from "./cancellation.ts";
-import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./json.ts";
-import { ReplayValues } from "./replay-values.ts";
-import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "./execution-types.ts";
-import type { JournalRecord, Unstamped } from "./records.ts";
-import { JOURNAL_VERSION, keyOf } from "./records.ts";
-import { systemTimers, type Timers } from "../ports.ts";
+import { DeliveryOrder } from "../delivery-order.ts";
+import { serializeError } from "../error-codec.ts";
+import { CancelledError, LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "../errors.ts";
+import { Cancellation } from "../cancellation.ts";
+import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "../json.ts";
+import { loadRef } from "../payloads.ts";
+import { Later } from "../lazy.ts";
+import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "../execution-types.ts";
+import type { JournalRecord, Unstamped } from "../records.ts";
+import { JOURNAL_VERSION, keyOf } from "../records.ts";
+import { type PayloadRef, systemTimers, type Timers } from "../../ports.ts";
+import type { Scope } from "./scope.ts";
 
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
-export abstract class ExecutionState {
-  protected readonly counters = new Map<string, number>();
-  protected readonly visited = new Set<string>();
-  protected readonly blockers: Blocker[] = [];
-  protected readonly values: ReplayValues;
-  protected readonly cancellation: Cancellation;
-  protected readonly order: DeliveryOrder;
-  protected inflight = 0;
-  /** Steps a replay-only check met that the journal does not have. */
-  protected readonly newSteps: Array<{ stepId: string; kind: string }> = [];
-  protected checkScheduled = false;
-  protected settled: { ok: true; value: unknown } | { ok: false; error: unknown } | { continued: unknown } | undefined;
-  protected fatal: Error | undefined;
-  protected done = false;
-  protected resolveOutcome!: (o: Outcome) => void;
+/**
+ * The scope a step id belongs to: everything up to its last `]/` — `notify[3]/send` is in
+ * `notify[3]/` — or the workflow's own scope (`""`). Step names cannot hold `[` or `]`, so a
+ * scope is never mistaken for a name.
+ */
+export function scopeOf(stepId: string): string {
+  const at = stepId.lastIndexOf("]/");
+  return at < 0 ? "" : stepId.slice(0, at + 2);
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown } | { continued: unknown };
+
+export class ExecutionCore {
+  readonly timers: Timers;
+  readonly cancellation: Cancellation;
+  /** Each scope's delivery order (its results come back in the order they were delivered live). */
+  private readonly orders: DeliveryOrder[] = [];
+  /** Step ids the code has reached in this invocation (replay and new), and the latest. */
+  readonly visited = new Set<string>();
+  lastReached: string | undefined;
+  /** Signals a wait of this execution took from the buffer (another wait must not take them too). */
+  readonly claimedSignals = new Set<string>();
   /** Wake keys made pointless by this execution (a wait resolved before its timeout). */
   readonly cancelledWakes: string[] = [];
-  /** Effects on other runs (a child's cancellation) the engine awaits before the invocation ends. */
+  /** Step bodies and reads by reference in flight. */
+  inflight = 0;
+  done = false;
+  fatal: Error | undefined;
+  private readonly blockers: Blocker[] = [];
+  /** Steps a replay-only check met that the journal does not have. */
+  private readonly newSteps: Array<{ stepId: string; kind: string }> = [];
   private readonly sideEffects: Array<Promise<unknown>> = [];
+  private settled: Settled | undefined;
+  private checkScheduled = false;
+  private resolveOutcome: (o: Outcome) => void = () => {};
+  /** Marks taken by `step.now()` in any scope since the last write (they ride on the next record). */
+  private readonly pendingMarks: Array<() => Record<string, number> | undefined> = [];
 
-  protected readonly timers: Timers;
-
-  constructor(protected readonly o: ExecutionOptions) {
+  constructor(readonly o: ExecutionOptions) {
     this.timers = o.timers ?? systemTimers;
-    this.values = new ReplayValues(o.journalId ?? o.runId, o.journal, o.now);
     this.cancellation = new Cancellation(o.cancelReason);
-    this.order = new DeliveryOrder(o.journal.deliveries(), () => this.checkQuiescent(), this.timers);
   }
 
-  run(): Promise<Outcome> {
+  /** A scope's delivery order, over the recorded deliveries of that scope's own steps. */
+  orderFor(prefix: string): DeliveryOrder {
+    const order = new DeliveryOrder(this.o.journal.deliveries().filter((d) => scopeOf(d.stepId) === prefix), () => this.checkQuiescent(), this.timers);
+    this.orders.push(order);
+    return order;
+  }
+
+  /** Where idempotency keys, randomness and child ids are derived from: this incarnation's journal id. */
+  get journalId(): string {
+    return this.o.journalId ?? this.o.runId;
+  }
+
+  /** Runs the workflow's code; resolves once the execution has ended. */
+  start(body: () => Promise<unknown>): Promise<Outcome> {
     const outcome = new Promise<Outcome>((resolve) => {
       this.resolveOutcome = resolve;
     });
-    const step = this.stepApi();
     Promise.resolve()
-      .then(() => this.o.workflow.fn(this.o.input, step))
+      .then(body)
       .then(
         (value) => this.settle({ ok: true, value }),
         (error) => this.settle({ ok: false, error }),
       );
     return outcome;
+  }
+
+  /** A scope's pending `now()` marks, collected into the next record written. */
+  addMarkSource(take: () => Record<string, number> | undefined): void {
+    this.pendingMarks.push(take);
   }
 
   /**
@@ -73,8 +107,6 @@ export abstract class ExecutionState {
     return true;
   }
 
-  // ---- machinery ------------------------------------------------------------------------
-
   /**
    * Stamps and appends a record; pending `now()` marks ride along (no extra write).
    *
@@ -83,7 +115,7 @@ export abstract class ExecutionState {
    * more — adopting the winner's record and going on would run the next step's side effect twice.
    * Only a wait's resolution, which deliverers of signals race for by design, is adopted.
    */
-  protected async write<R extends JournalRecord>(
+  async write<R extends JournalRecord>(
     body: Unstamped<R>,
     race: "fence" | "adopt" = "fence",
     /** A store refusal this write can answer with another record (e.g. a too-large result becomes a failure). */
@@ -120,7 +152,11 @@ export abstract class ExecutionState {
   private stamp(body: Unstamped<JournalRecord>): JournalRecord {
     const record = { ...body, v: JOURNAL_VERSION, at: this.o.now() } as JournalRecord;
     if (this.o.invocation !== undefined) record.inv = this.o.invocation;
-    const marks = this.values.takeMarks();
+    let marks: Record<string, number> | undefined;
+    for (const take of this.pendingMarks) {
+      const taken = take();
+      if (taken) marks = { ...marks, ...taken };
+    }
     if (marks) record.marks = marks;
     return record;
   }
@@ -130,38 +166,21 @@ export abstract class ExecutionState {
    * is the end of the history or a step inserted before recorded ones is decided once the code
    * has called everything it calls in that turn (`decide`), so parallel branches are not misread.
    */
-  protected frontier<T>(stepId: string, kind: string): Promise<T> {
+  frontier<T>(scope: Scope, stepId: string, kind: string): Promise<T> {
     this.newSteps.push({ stepId, kind });
-    return this.block({ stepId, key: "frontier", reason: "continue", waitingFor: `frontier:${stepId}` });
+    return this.block(scope, { stepId, key: "frontier", reason: "continue", waitingFor: `frontier:${stepId}` });
   }
 
-  /** True when the journal holds steps this execution has not reached yet: it is replaying history. */
-  protected replayingPastHere(): boolean {
-    return this.o.journal.stepIds().some((id) => !this.visited.has(id));
-  }
-
-  protected nextId(name: string): string {
-    assertName("step", name);
-    const n = (this.counters.get(name) ?? 0) + 1;
-    this.counters.set(name, n);
-    return n === 1 ? name : `${name}#${n}`;
-  }
-
-  protected emit(event: Omit<StepEvent, "runId">): void {
+  emit(event: Omit<StepEvent, "runId">): void {
     this.o.onStep?.({ runId: this.o.runId, ...event });
   }
 
   /** False once the execution has ended, or the engine learns the lease is gone: no new step may start. */
-  protected ownsLease(): boolean {
+  ownsLease(): boolean {
     if (this.done) return false;
     if (this.o.ownsLease === undefined || this.o.ownsLease()) return true;
     this.abort(new LeaseLostError(this.o.runId), true);
     return false;
-  }
-
-  /** Step bodies (and reads by reference) still running: after an abort, they may outlive the execution. */
-  get bodiesInFlight(): number {
-    return this.inflight;
   }
 
   /** True once this execution knows of a cancellation request. */
@@ -172,15 +191,15 @@ export abstract class ExecutionState {
   /**
    * Whether the run's cancellation stops what is about to start here: a pending one is delivered
    * at the first step or wait, and once delivered, only compensations run — a branch still
-   * running forward (a `Promise.all` sibling) gets it at its next step too. A compensation is
-   * never stopped (nor its body aborted): undoing must not be undone halfway.
+   * running forward (a `Promise.all` sibling, a `step.map` item) gets it at its next step too. A
+   * compensation is never stopped (nor its body aborted): undoing must not be undone halfway.
    */
-  protected cancelStops(compensation = false): boolean {
+  cancelStops(compensation = false): boolean {
     return !compensation && (this.cancellation.pending || this.cancellation.wasDelivered);
   }
 
   /** An effect on another run the invocation must see through (a child's cancellation); its failure is handled here. */
-  protected track(effect: Promise<unknown>): void {
+  track(effect: Promise<unknown>): void {
     effect.catch(() => {});
     this.sideEffects.push(effect);
   }
@@ -192,77 +211,75 @@ export abstract class ExecutionState {
     if (failed) throw failed.reason;
   }
 
-  /** A cancellation noticed while running (the heartbeat read it): running step bodies are aborted. */
-  requestCancel(reason: string): void {
-    this.cancellation.request(reason);
-  }
-
-  /** Ends the execution from outside (the invocation's deadline passed): no new step starts. */
-  stop(error: unknown): void {
-    this.abort(error, true);
-  }
-
   /** Ends the execution at once, for a reason outside the workflow (journal fault, lost lease). */
-  protected abort(error: unknown, leaseLost: boolean): void {
+  abort(error: unknown, leaseLost: boolean): void {
     if (this.done) return;
     this.done = true;
     this.resolveOutcome({ type: "aborted", error, leaseLost });
   }
 
-  protected nondeterminism(stepId: string, expected: string, found: string): Promise<never> {
+  nondeterminism(stepId: string, expected: string, found: string): Promise<never> {
     this.fatal ??= new NonDeterminismError(stepId, expected, found);
     this.checkQuiescent();
     return never();
   }
 
-  protected block<T>(blocker: Blocker): Promise<T> {
+  /** The code waits here: the execution may suspend; the scopes it runs in hear of it (a map frees the item's slot). */
+  block<T>(scope: Scope, blocker: Blocker): Promise<T> {
     this.blockers.push(blocker);
     this.emit({ stepId: blocker.stepId, kind: blocker.reason === "sleep" ? "sleep" : blocker.reason === "timeout" ? "wait" : "run", outcome: "blocked" });
+    scope.blocked();
     this.checkQuiescent();
     return never();
   }
 
   /** Suspend until the step's next attempt is due. */
-  protected retryAt<T>(stepId: string, at: number): Promise<T> {
-    return this.block({ stepId, wakeAt: at, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
+  retryAt<T>(scope: Scope, stepId: string, at: number): Promise<T> {
+    return this.block(scope, { stepId, wakeAt: at, key: `retry:${stepId}`, reason: "retry", waitingFor: `retry:${stepId}` });
   }
 
   /** Suspend and continue at once in a new invocation (out of time, or to read a fresh journal). */
-  protected continueNow<T>(stepId: string, waitingFor: string): Promise<T> {
-    return this.block({ stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor });
+  continueNow<T>(scope: Scope, stepId: string, waitingFor: string): Promise<T> {
+    return this.block(scope, { stepId, wakeAt: this.o.now(), key: "continue", reason: "continue", waitingFor });
   }
 
-  protected settle(result: { ok: true; value: unknown } | { ok: false; error: unknown } | { continued: unknown }): void {
+  settle(result: Settled): void {
     this.settled ??= result;
     this.checkQuiescent();
   }
 
   /**
    * Ends the execution once nothing is in flight and the workflow has settled or is blocked.
-   * The check runs after pending microtasks (setImmediate), so code that continues after a
-   * step resolves gets to start its next step first.
+   * The check runs after pending microtasks (a deferred callback), so code that continues after a
+   * step resolves gets to start its next step first; it looks at everything again then.
    */
-  protected checkQuiescent(): void {
-    if (this.done || this.checkScheduled || this.inflight > 0) return;
-    if (this.order.pending > 0 && !this.order.stalled) return; // results are being released in order
-    if (!this.settled && !this.fatal && this.blockers.length === 0 && !this.order.stalled) return;
+  checkQuiescent(): void {
+    if (this.done || this.checkScheduled || !this.quiet()) return;
     this.checkScheduled = true;
     this.timers.defer(() => {
       this.checkScheduled = false;
-      // Everything checked again: what looked like an end (a stall) may have moved on since.
-      if (this.done || this.inflight > 0) return;
-      if (this.order.pending > 0 && !this.order.stalled) return;
-      if (!this.settled && !this.fatal && this.blockers.length === 0 && !this.order.stalled) return;
+      if (this.done || !this.quiet()) return;
       this.done = true;
       this.resolveOutcome(this.decide());
     });
   }
 
-  protected decide(): Outcome {
+  private quiet(): boolean {
+    if (this.inflight > 0) return false;
+    if (this.orders.some((o) => o.pending > 0 && !o.stalled)) return false; // results are being released in order
+    return Boolean(this.settled || this.fatal || this.blockers.length > 0 || this.stalledOrder());
+  }
+
+  private stalledOrder(): DeliveryOrder | undefined {
+    return this.orders.find((o) => o.stalled);
+  }
+
+  private decide(): Outcome {
     if (this.fatal) return { type: "failed", error: serializeError(this.fatal), nondeterminism: true };
-    if (this.order.stalled) {
+    const stalled = this.stalledOrder();
+    if (stalled) {
       // Results wait for one the code never asked for: the code took another path than the journal.
-      const missing = this.order.head ?? "(a step past the journal's end)";
+      const missing = stalled.head ?? "(a step past the journal's end)";
       const err = new NonDeterminismError(missing, `step "${missing}" delivered before the steps after it`, "never reached it");
       return { type: "failed", error: serializeError(err), nondeterminism: true };
     }
@@ -303,8 +320,44 @@ export abstract class ExecutionState {
     return { type: "suspended", blockers: [...this.blockers] };
   }
 
-  /** The step API user code receives. */
-  protected abstract stepApi(): Step;
+  // ---- values by reference (payloads.ts) ------------------------------------------------
+
+  /**
+   * Stores a step result over the inline threshold and returns its reference; `undefined` keeps
+   * it inline. A store that fails aborts the invocation (user code never sees it) and answers
+   * `null`: the transport retries the wake and the step runs again, as after a crash.
+   */
+  async offload(value: unknown): Promise<PayloadRef | undefined | null> {
+    const payloads = this.o.payloads;
+    if (!payloads) return undefined;
+    try {
+      return await payloads.offload(this.o.runId, this.o.runCreatedAt, value);
+    } catch (err) {
+      this.abort(err, false);
+      return null;
+    }
+  }
+
+  /**
+   * A recorded value to read when the code awaits it. The read holds the execution open like a
+   * running step. A fault ends the invocation instead of reaching user code: a missing or altered
+   * object fails the run (the engine sees `PayloadMissingError`/`PayloadIntegrityError`), a store
+   * that cannot be reached is retried with the wake.
+   */
+  later<T>(ref: PayloadRef): Later<T> {
+    return new Later<T>(async () => {
+      this.inflight++;
+      try {
+        return (await loadRef(this.o.payloads, ref)) as T;
+      } catch (err) {
+        this.abort(err, false);
+        return never<T>();
+      } finally {
+        this.inflight--;
+        this.checkQuiescent();
+      }
+    });
+  }
 }
 
 /** A finished step's result, or its recorded failure thrown as `StepFailedError` (live and on replay alike). */

@@ -1,0 +1,112 @@
+/**
+ * Issue 17, what the simulator found inside one invocation, as exact interleavings on a real
+ * SQLite journal:
+ *
+ * - an invocation that ended (a journal write failed, the lease was lost) started no further step
+ *   body — before, a `step.map`'s workers went on starting items after the engine had released
+ *   the run to others;
+ * - a child's parent record is written before the child run exists, so a child that some other
+ *   worker runs to its end at once still reaches its parent (before: it ended with no parent
+ *   record, and the parent waited for ever);
+ * - effects on other runs (cancelling two children) that fail never leave an unhandled rejection,
+ *   which would crash a Node process; the invocation is retried and the next one cancels both.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { CancelledError, durable } from "waymark";
+import { Gates, within } from "../support/gates.ts";
+import { PausingStore } from "../support/pausing-store.ts";
+import { type SqliteLab, sqliteLab } from "../support/sqlite-lab.ts";
+
+let lab: SqliteLab;
+afterEach(() => lab?.close());
+
+describe("one invocation", () => {
+  it("once a journal write fails, no further map item starts, though items were in flight", async () => {
+    const gates = new Gates();
+    const started: number[] = [];
+    const wf = durable({ name: "items", input: z.object({}) }, async (_in, step) =>
+      step.map("m", [0, 1, 2, 3], (i, item) => item.run("work", () => (started.push(i), gates.wait(`i${i}`))), { concurrency: 2 }),
+    );
+    lab = sqliteLab([wf]);
+    const pausing = new PausingStore(lab.store);
+    await lab.client().start(wf, { runId: "a1", input: {} });
+    const failing = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "step#m[1]/work");
+    const invocation = lab.engine("W", pausing.store).invoke("a1");
+    await gates.started("i0");
+    await gates.started("i1");
+    gates.open("i1", 0, 1);
+    await failing.reached;
+    failing.fail(new Error("the journal is unreachable"));
+    // getRecord finds nothing: the write was not applied, the invocation ends (and is retried).
+    await expect(within(10_000, "the invocation", invocation)).rejects.toThrow(/unreachable/);
+    gates.open("i0", 0, 0); // item 0 finishes after the invocation has ended
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started).toEqual([0, 1]);
+  });
+
+  it("a child that another worker runs to its end before its parent's start step returns still reaches its parent", async () => {
+    const child = durable({ name: "kid", input: z.object({}) }, async (_in, step) => step.run("work", () => 42));
+    const parent = durable({ name: "parent", input: z.object({}) }, async (_in, step) => step.invoke("kid", child, { input: {} }));
+    lab = sqliteLab([parent, child]);
+    const pausing = new PausingStore(lab.store);
+    await lab.client().start(parent, { runId: "p1", input: {} });
+    // The parent's start step creates the child, and its answer is held.
+    const created = pausing.hold("createRun", "after", (args) => (args[0] as { runId: string }).runId === "p1:kid");
+    const parentRun = lab.engine("P", pausing.store).invoke("p1");
+    await created.reached;
+    // Meanwhile another worker (a watchdog's wake) runs the child to its end.
+    expect(await lab.engine("C").invoke("p1:kid")).toEqual({ status: "completed", result: 42 });
+    created.release();
+    await parentRun;
+    // The child's end is the parent's signal: the parent completes with it.
+    expect(await lab.engine("P2").invoke("p1")).toEqual({ status: "completed", result: 42 });
+  });
+
+  it("two children whose cancellation fails: no unhandled rejection; the next invocation cancels both", async () => {
+    const gates = new Gates();
+    const child = durable({ name: "slow-kid", input: z.object({ n: z.number() }) }, async ({ n }, step) => {
+      await step.sleep("nap", "1h");
+      return n;
+    });
+    const parent = durable({ name: "two-kids", input: z.object({}) }, async (_in, step) => {
+      try {
+        return await Promise.all([1, 2].map((n) => step.invoke(`kid${n}`, child, { input: { n } })));
+      } catch (err) {
+        if (err instanceof CancelledError) await step.run("note", () => gates.wait("note"), { compensation: true });
+        throw err;
+      }
+    });
+    lab = sqliteLab([parent, child]);
+    await lab.client().start(parent, { runId: "p2", input: {} });
+    expect(await lab.engine("P").invoke("p2")).toMatchObject({ status: "suspended" });
+    await lab.client().cancel("p2", { reason: "stop" });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      // The children cannot be told: reading each child run fails.
+      const pausing = new PausingStore(lab.store);
+      const one = pausing.hold("getRun", "before", (args) => args[0] === "p2:kid1");
+      const two = pausing.hold("getRun", "before", (args) => args[0] === "p2:kid2");
+      const invocation = lab.engine("P2", pausing.store).invoke("p2");
+      await one.reached;
+      await two.reached;
+      one.fail(new Error("kid1 unreachable"));
+      two.fail(new Error("kid2 unreachable"));
+      await gates.started("note");
+      gates.open("note", 0, "noted");
+      await expect(within(10_000, "the invocation", invocation)).rejects.toThrow(/unreachable/);
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    // Retried: both children are asked to cancel, and end so; the parent ends cancelled.
+    lab.clock.advance(10_000);
+    // (The compensation "note" was recorded by the first invocation: replayed, not run again.)
+    expect(await lab.engine("P3").invoke("p2")).toMatchObject({ status: "cancelled" });
+    expect(gates.count("note")).toBe(1);
+    for (const kid of ["p2:kid1", "p2:kid2"]) expect((await lab.store.getRecord(kid, "cancel"))?.body).toMatchObject({ reason: expect.stringMatching(/parent was cancelled/) });
+  });
+});
