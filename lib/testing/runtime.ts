@@ -3,11 +3,13 @@ import type { AnyWorkflow } from "../core/definition.ts";
 import { type Duration, parseDuration } from "../core/duration.ts";
 import { Engine, type InvocationResult } from "../core/engine.ts";
 import type { StepEvent } from "../core/execution.ts";
+import type { JournalLimits } from "../core/journal-limits.ts";
 import { createRegistry } from "../core/registry.ts";
 import { type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
 import { type RunHandle, RunNotFinishedError, runHandle, type WorkflowInput } from "../run-handle.ts";
 import { drainDueWakes } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
+import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
 import { MemoryJournalStore } from "./memory-store.ts";
 import { MemoryPayloadStore } from "./memory-payloads.ts";
 import type { PayloadOptions } from "../core/payloads.ts";
@@ -25,6 +27,12 @@ export interface TestRuntimeOptions {
    * thresholds, or thresholds of your own (and a store, if not the memory one).
    */
   payloads?: boolean | (Omit<PayloadOptions, "store"> & { store?: PayloadOptions["store"] });
+  /**
+   * How long one incarnation's journal may grow before a warning, and before the run fails
+   * with `JournalLimitError` (the engine's `journalLimits`; defaults: warn at 5,000 records or
+   * 4 MiB, fail past 50,000 records or 32 MiB).
+   */
+  journalLimits?: Partial<JournalLimits>;
 }
 
 
@@ -67,7 +75,13 @@ export class TestRuntime {
     this.payloads = payloads?.store;
     const ports = { store: this.store, wakes: this.wakes, clock: this.clock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
-    this.engine = new Engine({ ...ports, owner: "test-runtime", leaseTtlMs: 60_000, ...(options.webhook ? { links: createApprovalLinks(options.webhook) } : {}) });
+    this.engine = new Engine({
+      ...ports,
+      owner: "test-runtime",
+      leaseTtlMs: 60_000,
+      links: options.webhook ? createApprovalLinks(options.webhook) : linksWithoutSecret(SECRET_HINTS.test),
+      ...(options.journalLimits ? { journalLimits: options.journalLimits } : {}),
+    });
   }
 
   /**
