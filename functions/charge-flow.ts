@@ -18,7 +18,9 @@ export const ChargeRequest = z.object({ orderId: z.string().min(1), amount: z.nu
  * ```ts
  * const rt = createLocalRuntime({ workflows: [chargeFlow] });
  * rt.start();
- * await rt.client.start(chargeFlow, { runId: "charge-9001", input: { orderId: "9001", amount: 42, email: "kim@example.com" } });
+ * const charge = rt.client.handle(chargeFlow, "charge-9001");
+ * await charge.start({ orderId: "9001", amount: 42, email: "kim@example.com" });
+ * const { chargeId } = await charge.result({ timeout: "1m" });
  * ```
  */
 export const chargeFlow = durable({ name: "charge-flow", input: ChargeRequest }, async (order, step) => {

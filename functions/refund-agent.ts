@@ -64,10 +64,11 @@ const tools = {
  *
  * @example
  * ```ts
- * await client.start(refundAgent, { runId: "ticket-1", input: { ticketId: "T-1", customerEmail: "kim@example.com",
- *   message: "The lamp from order 8472 arrived broken. Can I get a refund?" } });
+ * const ticket = client.handle(refundAgent, "ticket-1");
+ * await ticket.start({ ticketId: "T-1", customerEmail: "kim@example.com",
+ *   message: "The lamp from order 8472 arrived broken. Can I get a refund?" });
  * // … the run waits for "refund_approval"; a supervisor decides:
- * await client.signal("ticket-1", "refund_approval", { approved: true, approver: "ana@shop" });
+ * await ticket.signal("refund_approval", { approved: true, approver: "ana@shop" });
  * ```
  */
 export const refundAgent = durable(

@@ -10,8 +10,6 @@ import {
   RunFinishedError,
   RunNotFoundError,
   SignalConflictError,
-  UnknownSignalError,
-  UnknownWorkflowError,
   WaitNotFoundError,
   WaitResolvedError,
 } from "./core/errors.ts";
@@ -26,6 +24,8 @@ import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef }
 import { validate } from "./core/validate.ts";
 import { RUN_ID, RUN_ID_RULE } from "./core/run-id.ts";
 import { type Clock, type JournalStore, type ListQuery, type PayloadRef, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
+import { pollUntilEnded, type ResultOptions, type RunHandle, runHandle, type WorkflowInput, WorkflowMismatchError, workflowName } from "./run-handle.ts";
+import { signalSchema, unknownWorkflow } from "./hosted.ts";
 
 export type { CancelAnswer, SignalReceipt, WakeAnswer };
 
@@ -61,6 +61,8 @@ export interface SignalOptions {
   sender?: SignalSender;
   /** With `waitId`: the wait's record time, as a link carries it; another wait of that id is refused. */
   waitRecordedAt?: number;
+  /** Only to a run of this workflow (by name): a run of another is refused with `WorkflowMismatchError`. Handles set it. */
+  workflow?: string;
 }
 
 /** One record of a run's history, in write order. */
@@ -79,9 +81,10 @@ export interface HistoryEntry {
  * @example
  * ```ts
  * const { client } = createLocalRuntime({ workflows: [orderFlow] });
- * await client.start(orderFlow, { runId: "order-8472", input: order });
- * await client.signal("order-8472", "approval", { approved: true, approver: "ana" });
- * console.log((await client.get("order-8472")).status);
+ * const run = client.handle(orderFlow, "order-8472");
+ * await run.start(order); // the input type-checked against orderFlow's schema
+ * await run.signal("approval", { approved: true, approver: "ana" }); // so are the name and payload
+ * console.log((await run.get()).status);
  * ```
  */
 export function createClient(o: ClientOptions): Client {
@@ -97,11 +100,43 @@ export class Client {
     this.protocol = new RunProtocol({ store: o.store, wakes: o.wakes, clock: o.clock, workflows: o.workflows });
   }
 
-  /** Starts a run, idempotently by run id. Throws `InvalidInputError` or `RunConflictError`. */
-  async start<I>(workflow: AnyWorkflow | string, options: StartOptions<I>): Promise<StartResult> {
+  /**
+   * A typed handle on one run of `workflow`: its input, each signal's name and payload, and its
+   * result are checked at compile time. Nothing is read or written until a method is called.
+   *
+   * @example
+   * ```ts
+   * const order = client.handle(orderFlow, "order-8472");
+   * await order.start({ orderId: "8472", sku: "LAMP-01", quantity: 1, amount: 10, email: "kim@example.com", address: "1 Harbour St" });
+   * await order.signal("approval", { approved: true, approver: "ana" });
+   * const shipped = await order.result({ timeout: "1m" });
+   * ```
+   */
+  handle<W extends AnyWorkflow>(workflow: W, runId: string): RunHandle<W> {
+    return runHandle(workflow, runId, {
+      start: (w, o) => this.start(w, o),
+      signal: (id, name, payload, o) => this.signal(id, name, payload, o),
+      get: (id) => this.get(id),
+      cancel: (id, o) => this.cancel(id, o),
+      ended: (id, o) => this.ended(id, o),
+    });
+  }
+
+  /**
+   * Starts a run, idempotently by run id. Given the workflow, its input is type-checked; given
+   * a name (`"order-flow"`, or `"order-flow@v2"` for one version), it is checked at run time
+   * only. Throws `InvalidInputError`, `RunConflictError`, or `UnknownWorkflowError` (naming the
+   * workflows hosted here).
+   *
+   * @example
+   * ```ts
+   * await client.start(orderFlow, { runId: "order-8472", input: order });
+   * ```
+   */
+  async start<W extends AnyWorkflow | string>(workflow: W, options: StartOptions<W extends AnyWorkflow ? WorkflowInput<W> : unknown>): Promise<StartResult> {
     const requested = typeof workflow === "string" ? workflow : workflow.key;
     const def = typeof workflow === "string" ? workflowToStart(this.o.workflows, workflow) : this.o.workflows.get(requested);
-    if (!def) throw new UnknownWorkflowError(requested);
+    if (!def) throw unknownWorkflow(requested, this.o.workflows);
     const name = def.key;
     const { runId, input } = options;
     if (typeof runId !== "string" || !RUN_ID.test(runId)) {
@@ -121,13 +156,27 @@ export class Client {
   }
 
   /**
-   * Delivers a signal. Resolves the oldest open wait for it, or buffers it for the next wait.
-   * Throws `WaitResolvedError` (the signal is kept as a late event) when its wait was already
-   * decided, `InvalidInputError` when the payload fails the declared schema.
+   * Delivers a signal by name (for callers that hold only names: the CLI, the webhook; code
+   * gets its payload type-checked through {@link Client.handle}). Resolves the oldest open wait
+   * for it, or buffers it for the next wait. Throws `WaitResolvedError` (the signal is kept as a
+   * late event) when its wait was already decided, `InvalidInputError` when the payload fails
+   * the declared schema.
+   *
+   * A run of a workflow version this process does not host (it waits for a deploy that does)
+   * takes the signal unchecked against its schema, which is not here — the engine checks it when
+   * the run's wait takes it — provided some hosted version of the workflow declares the signal's
+   * name (else `UnknownSignalError`); with no version of that workflow hosted here at all, it is
+   * refused with `UnknownWorkflowError`.
+   *
+   * @example
+   * ```ts
+   * await client.signal("order-8472", "approval", { approved: true, approver: "ana" }, { signalId: "mail-771" });
+   * ```
    */
   async signal(runId: string, name: string, payload: unknown, options: SignalOptions = {}): Promise<SignalReceipt> {
     const { clock } = this.o;
     const run = await this.requireRun(runId);
+    if (options.workflow !== undefined && workflowName(run.workflow) !== options.workflow) throw new WorkflowMismatchError(runId, options.workflow, run.workflow);
     if (TERMINAL_STATUSES.has(run.status)) {
       // A retried delivery of a signal the run already took is answered as before.
       const view = options.signalId === undefined ? undefined : await this.view(runId);
@@ -140,12 +189,11 @@ export class Client {
       }
       throw new RunFinishedError(runId, run.status);
     }
-    const def = this.o.workflows.get(run.workflow);
-    if (!def) throw new UnknownWorkflowError(run.workflow);
-    const schema = Object.hasOwn(def.signals, name) ? def.signals[name] : undefined;
-    if (!schema) throw new UnknownSignalError(run.workflow, name);
-    const parsed = validate(schema, payload);
-    if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
+    const schema = signalSchema(this.o.workflows, run.workflow, name);
+    if (schema) {
+      const parsed = validate(schema, payload);
+      if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
+    }
     assertJsonSafe(payload, "payload");
     tooLarge(payload, "payload", this.payloads?.maxBytes ?? DEFAULT_MAX_VALUE_BYTES);
     const signalId = options.signalId ?? globalThis.crypto.randomUUID();
@@ -252,6 +300,12 @@ export class Client {
    */
   async cancel(runId: string, options: { reason?: string } = {}): Promise<CancelAnswer> {
     return this.protocol.cancel(runId, options.reason ?? "cancelled by request");
+  }
+
+  /** The run once it has ended, polling its record until `timeout`. */
+  private async ended(runId: string, options: ResultOptions): Promise<RunMeta> {
+    await pollUntilEnded(() => this.requireRun(runId), options);
+    return this.get(runId); // values by reference read back
   }
 
   /**

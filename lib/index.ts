@@ -48,7 +48,20 @@ export { Engine, type EngineHooks, type EngineOptions, type InvocationResult, ty
 export type { AttemptHook, AttemptInfo, StepEvent } from "./core/execution.ts";
 export * from "./observe/index.ts";
 export { createRegistry, type Registry } from "./core/registry.ts";
-export { Client, createClient, type ClientOptions, type HistoryEntry, type SignalOptions, type SignalReceipt, type StartOptions, type StartResult } from "./client.ts";
+export { Client, createClient, type CancelAnswer, type ClientOptions, type HistoryEntry, type SignalOptions, type SignalReceipt, type StartOptions, type StartResult } from "./client.ts";
+export {
+  RunFailedError,
+  RunNotFinishedError,
+  WorkflowMismatchError,
+  type ResultOptions,
+  type RunHandle,
+  type RunOf,
+  type SignalName,
+  type SignalPayload,
+  type WorkflowInput,
+  type WorkflowResult,
+  type WorkflowSignals,
+} from "./run-handle.ts";
 export type * from "./ports.ts";
 export { RUN_STATUSES, systemClock, TERMINAL_STATUSES } from "./ports.ts";
 export type { JournalRecord, StepRecord, SignalRecord, ResolutionRecord, AttemptRecord } from "./core/records.ts";

@@ -24,16 +24,17 @@ process.env.WAYMARK_DEMO_DIR = dir;
 
 say(`Waymark demo: order ${runId} on a local SQLite journal (${journal})\n`);
 const api = createLocalRuntime({ workflows: [orderFlow], file: journal }); // client only: no loop here
-await api.client.start(orderFlow, { runId, input: order });
+const order8472 = api.client.handle(orderFlow, runId); // typed by orderFlow: input, signals, result
+await order8472.start(order);
 say(`1. Started run ${runId}: reserve → fraud_check → wait for approval → charge → create_label → notify_customer`);
 
 const first = worker(1, { DEMO_CRASH_AFTER: "charge" });
-await until(async () => (await api.client.get(runId)).waitingFor === "signal:approval", "the run to wait for approval");
+await until(async () => (await order8472.get()).waitingFor === "signal:approval", "the run to wait for approval");
 say(`2. The run is suspended, waiting for signal "approval" (no process needs to stay up for it)`);
-await api.client.signal(runId, "approval", { approved: true, approver: "ana@shop" }, { signalId: "approval-ana-1" });
+await order8472.signal("approval", { approved: true, approver: "ana@shop" }, { signalId: "approval-ana-1" });
 say(`3. Approved by ana@shop; the worker resumes the run`);
 const firstExit = await first;
-const afterCrash = await api.client.get(runId);
+const afterCrash = await order8472.get();
 say(`4. Worker 1 died by ${firstExit.signal ?? `exit ${firstExit.code}`}; the run is "${afterCrash.status}", its lease held by a dead process`);
 say(`   ledger so far: ${new FakePayments(dir).charges().length} charge(s)\n`);
 

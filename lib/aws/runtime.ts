@@ -16,6 +16,8 @@ import { entrySink } from "../observe/sinks.ts";
 import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
 import { createRegistry, type Registry } from "../core/registry.ts";
 import { createApprovalLinks } from "../http/tokens.ts";
+import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
+import type { JournalLimits } from "../core/journal-limits.ts";
 import { type ApprovalLinks, type Clock, systemClock } from "../ports.ts";
 import { type AwsRuntimeConfig, configFromEnv } from "./config.ts";
 import { createJournalDynamoClient } from "./dynamodb-client.ts";
@@ -49,6 +51,12 @@ export interface AwsRuntimeOptions {
   metrics?: boolean | EmfOptions;
   /** OpenTelemetry spans when `@opentelemetry/api` is installed. Default: true. */
   tracing?: boolean;
+  /**
+   * How long one incarnation's journal may grow before a warning, and before the run fails
+   * with `JournalLimitError` (the engine's `journalLimits`; defaults: warn at 5,000 records or
+   * 4 MiB, fail past 50,000 records or 32 MiB). `createLambdaHandler({ workflows, journalLimits })`.
+   */
+  journalLimits?: Partial<JournalLimits>;
 }
 
 export interface AwsRuntime {
@@ -139,7 +147,8 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
     owner: `lambda:${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? process.pid}`,
     leaseTtlMs: config.leaseTtlMs,
     maxInvocations: config.maxInvocations,
-    ...(links ? { links } : {}),
+    links: links ?? linksWithoutSecret(SECRET_HINTS.aws),
+    ...(o.journalLimits ? { journalLimits: o.journalLimits } : {}),
     remote,
     log,
   });

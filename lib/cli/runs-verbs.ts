@@ -9,6 +9,7 @@ import { RUN_STATUSES, type RunStatus } from "../ports.ts";
 import { runHistoryVerb } from "./history-verbs.ts";
 import { CliUsageError, JournalUnreachableError, explainAccessError, loadWorkflows, openJournal, type JournalTarget } from "./journal.ts";
 import { formatTimeline } from "./timeline.ts";
+import { decidedWait } from "./decided-wait.ts";
 
 const WHERE = "[--file journal.db | --table name [--queue url]]";
 export const RUNS_HELP: Record<string, string> = {
@@ -19,8 +20,10 @@ export const RUNS_HELP: Record<string, string> = {
   start: `waymark runs start <workflow> --run-id <id> --input '<json>' --workflows <module> ${WHERE}
   Starts a run (idempotent by run id). The input is checked against the workflow's schema, so the
   workflow's code is needed (--workflows, a module that exports it).`,
-  signal: `waymark runs signal <runId> <name> --payload '<json>' --workflows <module> [--wait-id id] [--signal-id id] ${WHERE}
-  Delivers a signal (checked against its schema). The same --signal-id twice is one signal.`,
+  signal: `waymark runs signal <runId> <name> --payload '<json>' --workflows <module> [--wait-id id] [--signal-id id] [--buffer] ${WHERE}
+  Delivers a signal (checked against its schema) to the run's open wait of that name. The same
+  --signal-id twice is one signal. When that wait was already decided and none is open, nothing
+  is sent (exit 1); --buffer keeps the signal for a later wait of that name instead.`,
   cancel: `waymark runs cancel <runId> [--reason text] ${WHERE}
   Asks a run to cancel: it gets CancelledError at its next wait (or out of the step it is running),
   runs its compensations and ends cancelled with the reason. A run that never started (pending,
@@ -74,6 +77,7 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
         payload: { type: "string" },
         "wait-id": { type: "string" },
         "signal-id": { type: "string" },
+        buffer: { type: "boolean" },
         reason: { type: "string" },
         step: { type: "string" },
         workflows: { type: "string", multiple: true },
@@ -123,6 +127,11 @@ export async function runRunsVerb(argv: string[], out: (line: string) => void, e
           return 0;
         }
         case "signal": {
+          const refused = values["wait-id"] || values.buffer ? undefined : await decidedWait(client, a ?? "", b ?? "", values["signal-id"]);
+          if (refused) {
+            err(`waymark: ${refused.name}: ${refused.message}; nothing was sent\n  to keep it for a later "${b}" wait of this run instead, pass --buffer`);
+            return 1;
+          }
           const receipt = await client.signal(a ?? "", b ?? "", payload, { ...(values["wait-id"] ? { waitId: values["wait-id"] } : {}), ...(values["signal-id"] ? { signalId: values["signal-id"] } : {}) });
           out(JSON.stringify({ runId: a, ...receipt }));
           if (journal.note && receipt.status === "delivered") err(`note: ${journal.note}`);

@@ -22,7 +22,7 @@ export function readJsonBody(req: HttpRequest): unknown {
   const [media, ...params] = (type ?? "").split(";").map((p) => p.trim().toLowerCase());
   const charset = params.find((p) => p.startsWith("charset="))?.slice("charset=".length).replace(/"/g, "");
   if (media !== "application/json" || (charset !== undefined && charset !== "utf-8" && charset !== "utf8")) {
-    throw new HttpError(415, "UnsupportedMediaTypeError", "send the body as content-type: application/json (UTF-8)");
+    throw new HttpError(415, "UnsupportedMediaTypeError", `send the body as content-type: application/json (UTF-8)${mediaHint(media, req.body)}`);
   }
   let value: unknown;
   try {
@@ -32,6 +32,24 @@ export function readJsonBody(req: HttpRequest): unknown {
   }
   checkShape(value);
   return value;
+}
+
+/**
+ * True when a body reads as JSON (an object or array) whatever its content type says: a urlencoded
+ * form never starts with `{` or `[`, which browsers send as `%7B` and `%5B`.
+ */
+export function looksLikeJson(body: string): boolean {
+  const first = body.trimStart()[0];
+  return first === "{" || first === "[";
+}
+
+/** What the caller most likely did, for a JSON body under another (or no) content type. */
+export function mediaHint(media: string | undefined, body: string): string {
+  if (!looksLikeJson(body)) return "";
+  const fix = "add -H 'content-type: application/json' (curl), or set the header in your HTTP client";
+  if (media === undefined || media === "") return `: this JSON body came without a content-type header; ${fix}`;
+  if (media === "application/x-www-form-urlencoded") return `: this JSON body came as ${media}, which is what curl -d sends unless told otherwise; ${fix}`;
+  return `: this JSON body came as ${media}; ${fix}`;
 }
 
 function checkShape(root: unknown): void {

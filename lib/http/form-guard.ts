@@ -7,6 +7,7 @@
  * capability: a form token is derived from (or as secret as) what the poster already holds.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { looksLikeJson, mediaHint } from "./body.ts";
 import { HttpError } from "./errors.ts";
 import type { HttpRequest } from "./types.ts";
 
@@ -50,7 +51,8 @@ export function sameToken(a: string, b: string): boolean {
 
 /**
  * Reads an `application/x-www-form-urlencoded` body after the guards: 415 for another media
- * type, 403 for a cross-site post or a missing or wrong form token.
+ * type or a JSON body sent as a form (`curl -d '{…}'`, with the fix), 403 for a cross-site post
+ * or a missing or wrong form token.
  *
  * @example
  * ```ts
@@ -60,13 +62,18 @@ export function sameToken(a: string, b: string): boolean {
 export function readGuardedForm(req: HttpRequest, tokenOk: (token: string) => boolean): URLSearchParams {
   const media = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (media !== "application/x-www-form-urlencoded") throw new HttpError(415, "UnsupportedMediaTypeError", "send the form as application/x-www-form-urlencoded");
+  if (looksLikeJson(req.body)) throw new HttpError(415, "UnsupportedMediaTypeError", `send the body as content-type: application/json (UTF-8)${mediaHint(media, req.body)}`);
   if (crossSite(req.headers)) throw new HttpError(403, "ForbiddenError", "this form was posted from another site");
   const form = new URLSearchParams(req.body);
   if (!tokenOk(form.get(CSRF_FIELD) ?? "")) throw new HttpError(403, "ForbiddenError", "this form is out of date or was not made by this server: reload the page and try again");
   return form;
 }
 
-/** True when the request body is a form (an HTML page's post) rather than JSON. */
+/**
+ * True when the request body is a form (an HTML page's post) rather than JSON. A JSON body under
+ * the form's content type (`curl -d '{…}'` without a content-type) is not a form: it goes the
+ * JSON way, and is answered 415 with the fix.
+ */
 export function isFormPost(req: HttpRequest): boolean {
-  return (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded";
+  return (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded" && !looksLikeJson(req.body);
 }

@@ -13,6 +13,8 @@ import { RunNotFoundError } from "../core/errors.ts";
 import { type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
 import { WakePool } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
+import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
+import type { JournalLimits } from "../core/journal-limits.ts";
 import { openLocalDatabase } from "./database.ts";
 import { SqliteJournalStore } from "./sqlite-store.ts";
 import { SqliteWakeTable } from "./wake-table.ts";
@@ -68,6 +70,12 @@ export interface LocalRuntimeOptions {
    * journal with the default thresholds, or a directory and thresholds of your own.
    */
   payloads?: boolean | (Omit<PayloadOptions, "store"> & { dir?: string });
+  /**
+   * How long one incarnation's journal may grow before a warning, and before the run fails
+   * with `JournalLimitError` (the engine's `journalLimits`; defaults: warn at 5,000 records or
+   * 4 MiB, fail past 50,000 records or 32 MiB).
+   */
+  journalLimits?: Partial<JournalLimits>;
 }
 
 /**
@@ -142,7 +150,8 @@ export class LocalRuntime {
       leaseTtlMs: this.leaseTtlMs,
       ...(o.maxInvocationMs === undefined ? {} : { maxInvocationMs: o.maxInvocationMs }),
       ...(this.log ? { log: this.log } : {}),
-      ...(o.webhook ? { links: createApprovalLinks(o.webhook) } : {}),
+      links: o.webhook ? createApprovalLinks(o.webhook) : linksWithoutSecret(SECRET_HINTS.local),
+      ...(o.journalLimits ? { journalLimits: o.journalLimits } : {}),
     });
   }
 

@@ -1,12 +1,15 @@
-import { type SignalOptions, type SignalReceipt, type StartResult, Client, type HistoryEntry } from "../client.ts";
-import type { AnyWorkflow, SignalMap, Workflow } from "../core/definition.ts";
+import { type CancelAnswer, type SignalOptions, type SignalReceipt, type StartOptions, type StartResult, Client, type HistoryEntry } from "../client.ts";
+import type { AnyWorkflow } from "../core/definition.ts";
 import { type Duration, parseDuration } from "../core/duration.ts";
 import { Engine, type InvocationResult } from "../core/engine.ts";
 import type { StepEvent } from "../core/execution.ts";
+import type { JournalLimits } from "../core/journal-limits.ts";
 import { createRegistry } from "../core/registry.ts";
-import type { RunMeta } from "../ports.ts";
+import { type RunMeta, TERMINAL_STATUSES } from "../ports.ts";
+import { type RunHandle, RunNotFinishedError, runHandle, type WorkflowInput } from "../run-handle.ts";
 import { drainDueWakes } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
+import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
 import { MemoryJournalStore } from "./memory-store.ts";
 import { MemoryPayloadStore } from "./memory-payloads.ts";
 import type { PayloadOptions } from "../core/payloads.ts";
@@ -24,6 +27,12 @@ export interface TestRuntimeOptions {
    * thresholds, or thresholds of your own (and a store, if not the memory one).
    */
   payloads?: boolean | (Omit<PayloadOptions, "store"> & { store?: PayloadOptions["store"] });
+  /**
+   * How long one incarnation's journal may grow before a warning, and before the run fails
+   * with `JournalLimitError` (the engine's `journalLimits`; defaults: warn at 5,000 records or
+   * 4 MiB, fail past 50,000 records or 32 MiB).
+   */
+  journalLimits?: Partial<JournalLimits>;
 }
 
 
@@ -34,10 +43,11 @@ export interface TestRuntimeOptions {
  * @example
  * ```ts
  * const rt = createTestRuntime({ workflows: [orderFlow] });
- * await rt.start(orderFlow, { runId: "o-1", input: order });
- * await rt.signal("o-1", "approval", { approved: true, approver: "ana" });
+ * const order = rt.handle(orderFlow, "o-1");
+ * await order.start(input); // runs until the run waits
+ * await order.signal("approval", { approved: true, approver: "ana" });
  * await rt.advance("24h");
- * expect((await rt.get("o-1")).status).toBe("completed");
+ * expect(await order.result()).toMatchObject({ status: "shipped" });
  * ```
  */
 export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
@@ -65,21 +75,63 @@ export class TestRuntime {
     this.payloads = payloads?.store;
     const ports = { store: this.store, wakes: this.wakes, clock: this.clock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
-    this.engine = new Engine({ ...ports, owner: "test-runtime", leaseTtlMs: 60_000, ...(options.webhook ? { links: createApprovalLinks(options.webhook) } : {}) });
+    this.engine = new Engine({
+      ...ports,
+      owner: "test-runtime",
+      leaseTtlMs: 60_000,
+      links: options.webhook ? createApprovalLinks(options.webhook) : linksWithoutSecret(SECRET_HINTS.test),
+      ...(options.journalLimits ? { journalLimits: options.journalLimits } : {}),
+    });
   }
 
-  /** Starts a run and runs it until it finishes or suspends. */
-  async start<I>(workflow: Workflow<I, unknown, SignalMap> | AnyWorkflow | string, options: { runId: string; input: I }): Promise<StartResult> {
-    const started = await this.client.start(workflow as AnyWorkflow | string, options);
+  /**
+   * A typed handle on one run: `start`, `signal` and `cancel` also run what they wake, and
+   * `result()` answers at once (virtual time moves only with {@link TestRuntime.advance}):
+   * the result of a completed run, `RunFailedError` for a failed or cancelled one,
+   * `RunNotFinishedError` for one still waiting.
+   *
+   * @example
+   * ```ts
+   * const order = rt.handle(orderFlow, "o-1");
+   * await order.start(input);
+   * await rt.advance("24h"); // nobody approved
+   * expect(await order.result()).toMatchObject({ status: "expired" });
+   * ```
+   */
+  handle<W extends AnyWorkflow>(workflow: W, runId: string): RunHandle<W> {
+    return runHandle(workflow, runId, {
+      start: (w, o) => this.start(w, o),
+      signal: (id, name, payload, o) => this.signal(id, name, payload, o),
+      get: (id) => this.get(id),
+      cancel: (id, o) => this.cancel(id, o),
+      ended: async (id) => {
+        await this.settle();
+        const run = await this.get(id);
+        if (!TERMINAL_STATUSES.has(run.status)) throw new RunNotFinishedError(id, run.status, run.waitingFor, "move virtual time with rt.advance(…), or signal it");
+        return run;
+      },
+    });
+  }
+
+  /** Starts a run and runs it until it finishes or suspends; given the workflow, the input is type-checked. */
+  async start<W extends AnyWorkflow | string>(workflow: W, options: StartOptions<W extends AnyWorkflow ? WorkflowInput<W> : unknown>): Promise<StartResult> {
+    const started = await this.client.start<AnyWorkflow | string>(workflow, options);
     await this.settle();
     return started;
   }
 
-  /** Delivers a signal and runs what it woke. */
+  /** Delivers a signal by name and runs what it woke (typed: {@link TestRuntime.handle}). */
   async signal(runId: string, name: string, payload: unknown, options?: SignalOptions): Promise<SignalReceipt> {
     const receipt = await this.client.signal(runId, name, payload, options);
     await this.settle();
     return receipt;
+  }
+
+  /** Cancels a run and runs what that wakes (its compensations). */
+  async cancel(runId: string, options: { reason?: string } = {}): Promise<CancelAnswer> {
+    const answer = await this.client.cancel(runId, options);
+    await this.settle();
+    return answer;
   }
 
   /** Moves virtual time forward, firing every wake that falls due on the way, in order. */

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { durable } from "waymark";
+import { type AnyWorkflow, durable } from "waymark";
 import { createLocalRuntime, type LocalRuntime } from "waymark/local";
 import { handleFunctionUrl } from "../../lib/aws/function-url.ts";
 import type { ApprovalLink } from "../../lib/core/definition.ts";
@@ -42,7 +42,7 @@ const browser = (p: string, init: { method?: string; body?: string; headers?: Re
   request(init.method ?? "GET", p, { headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8", host: "wm.test", ...(init.body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }), ...init.headers }, ...(init.body === undefined ? {} : { body: init.body }) });
 const csrfOf = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
 
-async function startAndWait(runId: string, workflow: typeof approveOrder | typeof opaqueFlow, input: unknown): Promise<void> {
+async function startAndWait(runId: string, workflow: AnyWorkflow, input: unknown): Promise<void> {
   await runtime.client.start(workflow, { runId, input });
   await until(`${runId}'s link`, () => links.has(runId));
   await until(`${runId} to suspend`, async () => (await runtime.client.get(runId)).status === "suspended");

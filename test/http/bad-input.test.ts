@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalRuntime, type LocalRuntime } from "waymark/local";
 import { createHttpHandler } from "../../lib/http/handler.ts";
 import { createApprovalLinks } from "../../lib/http/tokens.ts";
+import { readGuardedForm } from "../../lib/http/form-guard.ts";
 import type { HttpHandler, HttpRequest } from "../../lib/http/types.ts";
 import { OTHER_SECRET, SECRET, oneApproval, parseBody, postJson, request, sentLinks, signed, snapshot, tempDir, twoApprovals } from "./helpers.ts";
 import { until } from "../support/until.ts";
@@ -80,7 +81,21 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
     expect(form.status).toBe(403);
     expect(form.headers["content-type"]).toMatch(/^text\/html/);
     expect(await snapshot(runtime.client)).toBe(before);
-    await refused(request("POST", linkPath("w-1"), { body: '{"approved":true,"approver":"ana"}' }), 415, "UnsupportedMediaTypeError");
+    const bare = await refused(request("POST", linkPath("w-1"), { body: '{"approved":true,"approver":"ana"}' }), 415, "UnsupportedMediaTypeError");
+    expect(bare.body.error?.message).toContain("without a content-type header; add -H 'content-type: application/json'");
+  });
+
+  it("JSON posted to an approval link as a form (curl -d without a content-type) → 415 JSON with the fix, not the page's 403", async () => {
+    const json = '{"approved":true,"approver":"ana"}';
+    for (const body of [json, `  ${json}`, "[1]"]) {
+      const { res, body: answer } = await refused(request("POST", linkPath("w-1"), { headers: { "content-type": "application/x-www-form-urlencoded" }, body }), 415, "UnsupportedMediaTypeError");
+      expect(res.headers["content-type"]).toMatch(/^application\/json/);
+      expect(answer.error?.message).toContain("came as application/x-www-form-urlencoded, which is what curl -d sends unless told otherwise; add -H 'content-type: application/json'");
+    }
+    // The dashboard's forms read their bodies through the same guard: 415 with the fix, before the 403.
+    expect(() => readGuardedForm(request("POST", "/", { headers: { "content-type": "application/x-www-form-urlencoded" }, body: json }), () => false)).toThrow(/curl -d sends unless told otherwise/);
+    // A forged token is still 404 first: the media type is judged after the token.
+    await refused(request("POST", "/approvals/forged.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", { headers: { "content-type": "application/x-www-form-urlencoded" }, body: json }), 404, "LinkNotFoundError");
   });
 
   it("oversized body → 413, before the signature is even checked", async () => {
@@ -171,7 +186,8 @@ describe("bad input to the webhook: a clear 4xx and the journal unchanged", () =
     expect(body.error?.issues?.[0]?.path).toBe("n");
     await refused(signed("POST", "/runs", { workflow: "one-approval", runId: "bad id!", input: { n: 1 } }, now()), 422, "InvalidInputError");
     await refused(signed("POST", "/runs", { workflow: "one-approval", runId: "new-5", input: { n: 1e400 } }, now()), 422, "InvalidInputError");
-    await refused(signed("POST", "/runs", { workflow: "nope", runId: "new-6", input: {} }, now()), 422, "InvalidRequestError");
+    const unknown = await refused(signed("POST", "/runs", { workflow: "nope", runId: "new-6", input: {} }, now()), 422, "InvalidRequestError");
+    expect(unknown.body.error?.message).toBe('no workflow named "nope" is registered here; hosted here: one-approval, two-approvals');
     await refused(signed("POST", "/runs", { workflow: "one-approval", runId: "w-1", input: { n: 99 } }, now()), 409, "RunConflictError");
   });
 
