@@ -84,6 +84,11 @@ export interface StoredRecord {
 export interface Journal {
   run: RunMeta;
   records: StoredRecord[];
+  /**
+   * The records' size in UTF-8 bytes (keys and bodies), when the store knows it without
+   * serialising them again; the journal limits then need not measure (journal-limits.ts).
+   */
+  bytes?: number;
 }
 
 /** An append's answer; `probed` answers an append's `probe` (the probed record, or null when absent). */

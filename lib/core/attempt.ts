@@ -29,27 +29,45 @@ export async function runAttempt<T>(
       },
     });
   }
-  const controller = new AbortController();
+  // The step's signal is made only if its function asks for it (most never do), aborted at once
+  // if the attempt was stopped before it asked.
+  let controller: AbortController | undefined;
+  let stoppedBy: { reason: unknown } | undefined;
+  const abort = (reason: unknown) => {
+    stoppedBy = { reason };
+    controller?.abort(reason);
+  };
+  const ctx: StepRunContext = {
+    idempotencyKey,
+    attempt,
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (stoppedBy) controller.abort(stoppedBy.reason);
+      }
+      return controller.signal;
+    },
+  };
   let clearTimer = () => {};
   let unsubscribe: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     if (timeoutMs !== undefined) {
       clearTimer = timers.after(timeoutMs, () => {
         const err = new StepTimeoutError(stepId, timeoutMs);
-        controller.abort(err);
+        abort(err);
         reject(err);
       });
     }
     if (cancel) {
       unsubscribe = cancel.subscribe((reason) => {
-        controller.abort(reason);
+        abort(reason);
         reject(reason);
       });
     }
   });
   stopped.catch(() => {}); // settles after the race is decided, or never: not an unhandled rejection
   try {
-    return await Promise.race([Promise.resolve().then(() => fn({ idempotencyKey, attempt, signal: controller.signal })), stopped]);
+    return await Promise.race([Promise.resolve().then(() => fn(ctx)), stopped]);
   } finally {
     clearTimer();
     unsubscribe?.();

@@ -114,7 +114,7 @@ export class Engine {
     }
     if (admission.type === "wait") return admission.result;
     if (admission.slot) hold.slot = admission.slot;
-    const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log);
+    const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log, journal.bytes);
     if (limit) return end(this.c, g, { type: "failed", error: serializeError(limit) });
 
     // 4. Run the workflow. Every append can tell it of a cancellation requested meanwhile (at

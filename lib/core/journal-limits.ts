@@ -48,15 +48,18 @@ export class JournalLimitError extends WaymarkError {
 
 /**
  * The journal of one invocation against the limits: past the hard limit, the error that fails
- * the run; past a warning threshold, a `journal-large` log line.
+ * the run; past a warning threshold, a `journal-large` log line. `knownBytes` is the journal's
+ * size when its store knows it for free (SQLite); else a journal is measured once it is past a
+ * tenth of the record warning, as its JSON.
  */
 export function checkJournalLimits(
   limits: JournalLimits,
   runId: string,
   records: readonly unknown[],
   log: ((entry: { event: string; runId: string } & Record<string, unknown>) => void) | undefined,
+  knownBytes?: number,
 ): JournalLimitError | undefined {
-  const bytes = records.length > limits.warnRecords / 10 ? jsonBytes(records) : 0; // small journals: not worth measuring
+  const bytes = knownBytes ?? (records.length > limits.warnRecords / 10 ? jsonBytes(records) : 0); // small journals: not worth measuring
   if (records.length > limits.maxRecords || bytes > limits.maxBytes) return new JournalLimitError(runId, records.length, bytes, limits);
   if (records.length > limits.warnRecords || bytes > limits.warnBytes) {
     log?.({ event: "journal-large", runId, records: records.length, bytes, level: "warn", hint: "end each batch of work with step.continueAsNew(input)" });

@@ -64,10 +64,26 @@ export const DEFAULT_MAX_VALUE_BYTES = 256 * 1024;
 /** Largest run input, as JSON bytes: it shares the run's meta item with the run's result. */
 export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024;
 
-const encoder = new TextEncoder();
-
 /** The size of a value as UTF-8 JSON. */
 export function jsonBytes(value: unknown): number {
   const text = JSON.stringify(value);
-  return text === undefined ? 0 : encoder.encode(text).byteLength;
+  return text === undefined ? 0 : utf8Bytes(text);
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** UTF-8 length of `text` without encoding it (ASCII text, the usual case, is its own length). */
+export function utf8Bytes(text: string): number {
+  if (!NON_ASCII.test(text)) return text.length;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4; // a surrogate pair: one code point
+      i++;
+    } else bytes += 3; // the rest of the BMP; a lone surrogate is encoded as U+FFFD (3 bytes)
+  }
+  return bytes;
 }

@@ -25,7 +25,17 @@ export class ShapeError extends Error {
   }
 }
 
-type Check<T> = (value: unknown, path: PropertyKey[], issues: Issue[]) => T;
+/**
+ * Where a check is, and what it found so far. The path is one stack shared by the whole check
+ * (pushed and popped around each key), copied only when an issue is recorded: a record that
+ * passes allocates no paths (replay checks every record of a journal).
+ */
+interface Ctx {
+  path: PropertyKey[];
+  issues: Issue[];
+}
+
+type Check<T> = (value: unknown, ctx: Ctx) => T;
 
 /** A checked type. The `_output` field exists for type inference only. */
 export class Shape<T> {
@@ -33,9 +43,9 @@ export class Shape<T> {
   constructor(protected readonly run: Check<T>) {}
 
   safeParse(value: unknown): SafeParseResult<T> {
-    const issues: Issue[] = [];
-    const data = this.run(value, [], issues);
-    return issues.length === 0 ? { success: true, data } : { success: false, error: { issues } };
+    const ctx: Ctx = { path: [], issues: [] };
+    const data = this.run(value, ctx);
+    return ctx.issues.length === 0 ? { success: true, data } : { success: false, error: { issues: ctx.issues } };
   }
 
   parse(value: unknown): T {
@@ -45,12 +55,20 @@ export class Shape<T> {
   }
 
   optional(): OptionalShape<T> {
-    return new OptionalShape<T>((value, path, issues) => (value === undefined ? undefined : this.run(value, path, issues)));
+    return new OptionalShape<T>((value, ctx) => (value === undefined ? undefined : this.run(value, ctx)));
   }
 
-  /** @internal Runs the check at a path (for composite shapes). */
-  check(value: unknown, path: PropertyKey[], issues: Issue[]): T {
-    return this.run(value, path, issues);
+  /** @internal Runs the check at `ctx`'s path (for composite shapes). */
+  check(value: unknown, ctx: Ctx): T {
+    return this.run(value, ctx);
+  }
+
+  /** @internal Runs the check one key deeper. */
+  checkAt(value: unknown, key: PropertyKey, ctx: Ctx): T {
+    ctx.path.push(key);
+    const out = this.run(value, ctx);
+    ctx.path.pop();
+    return out;
   }
 }
 
@@ -59,12 +77,19 @@ export class OptionalShape<T> extends Shape<T | undefined> {
   readonly optionalKey = true;
 }
 
+/** A shape that takes exactly one value (a discriminated union picks its variant by it). */
+export class LiteralShape<L> extends Shape<L> {
+  constructor(readonly value: L) {
+    super((v, ctx) => (v === value ? value : fail(ctx, `expected ${JSON.stringify(value)}`, value)));
+  }
+}
+
 export type output<S extends Shape<unknown>> = S["_output"];
 // No shape transforms its value: what goes in is what comes out.
 export type { output as infer, output as input };
 
-function fail<T>(issues: Issue[], path: PropertyKey[], message: string, value: T): T {
-  issues.push({ path, message });
+function fail<T>(ctx: Ctx, message: string, value: T, key?: PropertyKey): T {
+  ctx.issues.push({ path: key === undefined ? [...ctx.path] : [...ctx.path, key], message });
   return value;
 }
 
@@ -87,10 +112,10 @@ export class StringShape extends Shape<string> {
   }
 
   private and(ok: (s: string) => boolean, message: string, issue?: string): StringShape {
-    return new StringShape((value, path, issues) => {
-      const before = issues.length;
-      const s = this.run(value, path, issues);
-      return issues.length > before || ok(s) ? s : fail(issues, path, issue ?? `too ${message.startsWith("at least") ? "short" : "long"}: ${message}`, s);
+    return new StringShape((value, ctx) => {
+      const before = ctx.issues.length;
+      const s = this.run(value, ctx);
+      return ctx.issues.length > before || ok(s) ? s : fail(ctx, issue ?? `too ${message.startsWith("at least") ? "short" : "long"}: ${message}`, s);
     });
   }
 }
@@ -109,58 +134,56 @@ export class NumberShape extends Shape<number> {
   }
 
   private and(ok: (n: number) => boolean, message: string): NumberShape {
-    return new NumberShape((value, path, issues) => {
-      const before = issues.length;
-      const n = this.run(value, path, issues);
-      return issues.length > before || ok(n) ? n : fail(issues, path, message, n);
+    return new NumberShape((value, ctx) => {
+      const before = ctx.issues.length;
+      const n = this.run(value, ctx);
+      return ctx.issues.length > before || ok(n) ? n : fail(ctx, message, n);
     });
   }
 }
 
 export function string(): StringShape {
-  return new StringShape((value, path, issues) => (typeof value === "string" ? value : fail(issues, path, `expected string, received ${describe(value)}`, "")));
+  return new StringShape((value, ctx) => (typeof value === "string" ? value : fail(ctx, `expected string, received ${describe(value)}`, "")));
 }
 
 /** A finite number (as zod's: NaN and ±Infinity are refused). */
 export function number(): NumberShape {
-  return new NumberShape((value, path, issues) =>
-    typeof value === "number" && Number.isFinite(value) ? value : fail(issues, path, `expected number, received ${describe(value)}`, 0),
-  );
+  return new NumberShape((value, ctx) => (typeof value === "number" && Number.isFinite(value) ? value : fail(ctx, `expected number, received ${describe(value)}`, 0)));
 }
 
 export function boolean(): Shape<boolean> {
-  return new Shape((value, path, issues) => (typeof value === "boolean" ? value : fail(issues, path, `expected boolean, received ${describe(value)}`, false)));
+  return new Shape((value, ctx) => (typeof value === "boolean" ? value : fail(ctx, `expected boolean, received ${describe(value)}`, false)));
 }
 
 export function unknown(): Shape<unknown> {
   return new Shape((value) => value);
 }
 
-export function literal<const L extends string | number | boolean>(literal: L): Shape<L> {
-  return new Shape((value, path, issues) => (value === literal ? literal : fail(issues, path, `expected ${JSON.stringify(literal)}`, literal)));
+export function literal<const L extends string | number | boolean>(literal: L): LiteralShape<L> {
+  return new LiteralShape(literal);
 }
 
 function enumOf<const E extends readonly [string, ...string[]]>(values: E): Shape<E[number]> {
   const allowed = new Set<string>(values);
-  return new Shape((value, path, issues) =>
-    typeof value === "string" && allowed.has(value) ? (value as E[number]) : fail(issues, path, `expected one of ${values.map((v) => JSON.stringify(v)).join("|")}`, values[0]),
+  return new Shape((value, ctx) =>
+    typeof value === "string" && allowed.has(value) ? (value as E[number]) : fail(ctx, `expected one of ${values.map((v) => JSON.stringify(v)).join("|")}`, values[0]),
   );
 }
 export { enumOf as enum };
 
 /** Values of `S` by key, recording issues at `path.key`. */
 export function record<V>(_keys: StringShape, values: Shape<V>): Shape<Record<string, V>> {
-  return new Shape((value, path, issues) => {
-    if (!isPlainObject(value)) return fail(issues, path, `expected object, received ${describe(value)}`, {});
+  return new Shape((value, ctx) => {
+    if (!isPlainObject(value)) return fail(ctx, `expected object, received ${describe(value)}`, {});
     const out: Record<string, V> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = values.check(v, [...path, k], issues);
+    for (const k in value) if (Object.hasOwn(value, k)) out[k] = values.checkAt(value[k], k, ctx);
     return out;
   });
 }
 
 export function array<V>(items: Shape<V>): Shape<V[]> {
-  return new Shape((value, path, issues) =>
-    Array.isArray(value) ? value.map((v: unknown, i) => items.check(v, [...path, i], issues)) : fail(issues, path, `expected array, received ${describe(value)}`, []),
+  return new Shape((value, ctx) =>
+    Array.isArray(value) ? value.map((v: unknown, i) => items.checkAt(v, i, ctx)) : fail(ctx, `expected array, received ${describe(value)}`, []),
   );
 }
 
@@ -176,18 +199,19 @@ export class ObjectShape<F extends Fields> extends Shape<Flat<ObjectOutput<F>>> 
     readonly shape: F,
     private readonly strictKeys = false,
   ) {
-    super((value, path, issues) => {
-      if (!isPlainObject(value)) return fail(issues, path, `expected object, received ${describe(value)}`, {} as Flat<ObjectOutput<F>>);
+    const fields = Object.entries(shape).map(([key, field]) => ({ key, field, optional: field instanceof OptionalShape }));
+    super((value, ctx) => {
+      if (!isPlainObject(value)) return fail(ctx, `expected object, received ${describe(value)}`, {} as Flat<ObjectOutput<F>>);
       const out: Record<string, unknown> = {};
-      for (const [key, field] of Object.entries(shape)) {
+      for (const { key, field, optional } of fields) {
         const present = Object.hasOwn(value, key);
-        if (!present && field instanceof OptionalShape) continue;
-        const v = field.check(value[key], [...path, key], issues);
+        if (!present && optional) continue;
+        const v = field.checkAt(value[key], key, ctx);
         if (present) out[key] = v;
       }
       if (strictKeys) {
         const extra = Object.keys(value).filter((k) => !Object.hasOwn(shape, k));
-        if (extra.length > 0) issues.push({ path, message: `unrecognized key${extra.length > 1 ? "s" : ""}: ${extra.map((k) => JSON.stringify(k)).join(", ")}` });
+        if (extra.length > 0) fail(ctx, `unrecognized key${extra.length > 1 ? "s" : ""}: ${extra.map((k) => JSON.stringify(k)).join(", ")}`, undefined);
       }
       return out as Flat<ObjectOutput<F>>;
     });
@@ -203,13 +227,18 @@ export function object<F extends Fields>(shape: F): ObjectShape<F> {
   return new ObjectShape(shape);
 }
 
-/** One of `options`, chosen by the literal value of `key`. */
+/** One of `options`, chosen by the literal value of `key` (looked up, not tried in turn, where every variant's `key` is a literal). */
 export function discriminatedUnion<K extends string, O extends readonly ObjectShape<Fields>[]>(key: K, options: O): Shape<O[number]["_output"]> {
-  return new Shape((value, path, issues) => {
-    const tag = isPlainObject(value) ? value[key] : undefined;
-    const option = options.find((o) => o.shape[key]?.safeParse(tag).success);
-    if (!option) return fail(issues, [...path, key], `no variant has ${key} ${JSON.stringify(tag)}`, undefined as unknown as O[number]["_output"]);
-    return option.check(value, path, issues);
+  const byTag = new Map<unknown, O[number]>();
+  for (const o of options) {
+    const tag = o.shape[key];
+    if (tag instanceof LiteralShape && !byTag.has(tag.value)) byTag.set(tag.value, o);
+  }
+  const pick = (tag: unknown) => byTag.get(tag) ?? options.find((o) => o.shape[key]?.safeParse(tag).success);
+  return new Shape((value, ctx) => {
+    const option = pick(isPlainObject(value) ? value[key] : undefined);
+    if (!option) return fail(ctx, `no variant has ${key} ${JSON.stringify(isPlainObject(value) ? value[key] : undefined)}`, undefined as unknown as O[number]["_output"], key);
+    return option.check(value, ctx);
   });
 }
 

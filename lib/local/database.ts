@@ -64,30 +64,46 @@ const SCHEMA_V1 = `
 `;
 
 /**
+ * What a commit survives once it has returned (SQLite's `synchronous` setting, in WAL mode):
+ *
+ * - `"normal"` (the default): the death of the process (a crash, `kill -9`, an OOM kill). The
+ *   commit is in the WAL file (the OS page cache) before it returns; only a power loss or an OS
+ *   crash can lose the last commits (never corrupt the file): SQLite fsyncs at checkpoints only.
+ * - `"full"`: a power loss or an OS crash too: every commit fsyncs the WAL before it returns.
+ *   Records that are ready together (parallel branches, `step.map` items) share one commit, so
+ *   one fsync (sqlite-batch.ts).
+ */
+export type Durability = "normal" | "full";
+
+export interface LocalDatabaseOptions {
+  /** What a returned commit survives. Default `"normal"`. See {@link Durability}. */
+  durability?: Durability;
+}
+
+/**
  * Opens (creating it and its folder if needed) the local journal file and brings its schema
  * to {@link SCHEMA_VERSION}. Refuses a file written by a newer version. Throws
  * {@link MissingDependencyError} when the optional peer `better-sqlite3` is not installed.
  *
  * @example
  * ```ts
- * const db = openLocalDatabase(".waymark/journal.db");
+ * const db = openLocalDatabase(".waymark/journal.db", { durability: "full" });
  * const store = new SqliteJournalStore(db);
  * const wakes = new SqliteWakeTable(db);
  * // …
  * db.close();
  * ```
  */
-export function openLocalDatabase(file: string): Database {
+export function openLocalDatabase(file: string, options: LocalDatabaseOptions = {}): Database {
+  const durability = options.durability ?? "normal";
+  if (durability !== "normal" && durability !== "full") throw new TypeError(`durability must be "normal" or "full", not ${JSON.stringify(durability)}`);
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const Driver = sqliteDriver();
   const db = new Driver(file);
   try {
     db.pragma("busy_timeout = 5000");
     enableWal(db);
-    // NORMAL in WAL mode: a commit is in the WAL (the OS's page cache) before it returns, so it
-    // survives the death of the process, which is what a crash means here. Only a power loss or
-    // OS crash can lose the last commits; FULL would fsync every step to cover that too.
-    db.pragma("synchronous = NORMAL");
+    db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
     migrate(db);
     return db;
   } catch (err) {

@@ -1,6 +1,6 @@
 /** `waymark/local`: the embedded default — SQLite journal, wake table, timer loop, in one process. */
 export { createLocalRuntime, LocalRuntime, type LocalRuntimeOptions, isDeadLocalOwner } from "./runtime.ts";
-export { openLocalDatabase, type Database } from "./database.ts";
+export { openLocalDatabase, type Database, type Durability, type LocalDatabaseOptions } from "./database.ts";
 export { MissingDependencyError, SQLITE_DRIVER } from "./sqlite-driver.ts";
 export { SqliteJournalStore, type SqliteJournalStoreOptions } from "./sqlite-store.ts";
 export { SqliteWakeTable } from "./wake-table.ts";

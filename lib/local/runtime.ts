@@ -15,7 +15,7 @@ import { WakePool } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
 import type { JournalLimits } from "../core/journal-limits.ts";
-import { openLocalDatabase } from "./database.ts";
+import { type Durability, openLocalDatabase } from "./database.ts";
 import { SqliteJournalStore } from "./sqlite-store.ts";
 import { SqliteWakeTable } from "./wake-table.ts";
 import type { Logger } from "../observe/logger.ts";
@@ -32,6 +32,14 @@ export interface LocalRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
   /** The journal file. Default `.waymark/journal.db`. */
   file?: string;
+  /**
+   * What a returned journal write survives. `"normal"` (default): the death of the process
+   * (crash, `kill -9`, OOM kill); a power loss or OS crash may lose the last writes, never
+   * corrupt the file. `"full"`: a power loss or OS crash too, at the price of an fsync per
+   * commit; records that are ready together (parallel branches, `step.map` items, runs executing
+   * at once) share one commit, so one fsync.
+   */
+  durability?: Durability;
   /** Most runs invoked at once. Default 8. */
   concurrency?: number;
   /** Longest idle pause between polls of the wake table (other processes may add wakes). Default 50 ms. */
@@ -123,7 +131,7 @@ export class LocalRuntime {
   constructor(private readonly o: LocalRuntimeOptions) {
     this.file = o.file ?? ".waymark/journal.db";
     this.leaseTtlMs = o.leaseTtlMs ?? 10_000;
-    this.db = openLocalDatabase(this.file);
+    this.db = openLocalDatabase(this.file, o.durability === undefined ? {} : { durability: o.durability });
     this.store = new SqliteJournalStore(this.db, o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays });
     this.pollMs = o.pollIntervalMs ?? 50;
     // Wakes due now interrupt the idle pause instead of waiting for the next poll.

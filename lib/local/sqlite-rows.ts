@@ -56,6 +56,20 @@ export function toRecord(row: RecordRow): StoredRecord {
   return record;
 }
 
+/** Record rows as arrays (key, body, late_for, bytes of key and body), and their total size. */
+export function toRecords(rows: ReadonlyArray<readonly [string, string, string | null, number]>): { records: StoredRecord[]; bytes: number } {
+  let bytes = 0;
+  const records = new Array<StoredRecord>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const [key, body, lateFor, size] = rows[i]!;
+    const record: StoredRecord = { key, body: JSON.parse(body) };
+    if (lateFor !== null) record.lateFor = lateFor;
+    records[i] = record;
+    bytes += size;
+  }
+  return { records, bytes };
+}
+
 /** `undefined` (no value) is stored as SQL NULL, so it stays distinct from JSON `null`. */
 export function toJson(value: unknown): string | null {
   return JSON.stringify(value) ?? null;

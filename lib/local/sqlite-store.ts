@@ -31,14 +31,16 @@ import {
   type SuspendUpdate,
 } from "../ports.ts";
 import type { Database } from "./database.ts";
-import { sameBody } from "../core/retried-writes.ts";
 import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
+import { AppendBatcher } from "./sqlite-batch.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
-import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord } from "./sqlite-rows.ts";
+import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord, toRecords } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 type Params = Record<string, string | number | null>;
+/** A record row as `selectRecords` returns it: key, body, late_for, and the key's and body's UTF-8 bytes. */
+type RecordCells = [string, string, string | null, number];
 
 const NOT_FINISHED = "status NOT IN ('completed', 'failed', 'cancelled')";
 const DEFAULT_PAGE = 100;
@@ -64,20 +66,20 @@ export interface SqliteJournalStoreOptions {
 export class SqliteJournalStore extends JournalStoreBase implements JournalStore {
   private readonly insertRun: Statement<[Params]>;
   private readonly selectRun: Statement<[string], RunRow>;
-  private readonly selectRecords: Statement<[string], RecordRow>;
+  private readonly selectRecords: Statement<[string], RecordCells>;
   private readonly selectRecord: Statement<[string, string], RecordRow>;
   private readonly grantLease: Statement<[Params], RunRow>;
   private readonly extendLease: Statement<[Params]>;
   private readonly suspend: Statement<[Params]>;
   private readonly finishStmt: Statement<[Params]>;
   private readonly continueStmt: Statement<[Params]>;
-  private readonly insertRecord: Statement<[string, string, string, string | null]>;
+  private readonly batch: AppendBatcher;
   private readonly setLate: Statement<[string, string, string]>;
   private readonly due: Statement<[Params]>;
   private readonly selectDue: Statement<[number, number], RunRow>;
   /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
-  private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordRow[] } | undefined;
+  private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordCells[] } | undefined;
   private readonly acquire: (runId: string, req: AcquireRequest) => Granted;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
   private readonly flow: FlowStatements;
@@ -90,7 +92,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       VALUES (@runId, @workflow, @input, 'pending', @createdAt, @createdAt, @createdAt, 0, 0)
       ON CONFLICT (run_id) DO NOTHING`);
     this.selectRun = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE run_id = ?");
-    this.selectRecords = db.prepare<[string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? ORDER BY rowid");
+    // Arrays, not objects, per row; and each body's size, which SQLite knows without reading it.
+    this.selectRecords = db.prepare<[string], RecordCells>("SELECT key, body, late_for, octet_length(key) + octet_length(body) FROM records WHERE run_id = ? ORDER BY rowid").raw();
     this.selectRecord = db.prepare<[string, string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? AND key = ?");
     this.grantLease = db.prepare<[Params], RunRow>(`
       UPDATE runs SET lease_token = lease_token + 1, lease_owner = @owner, lease_expires_at = @expiresAt,
@@ -117,7 +120,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       WHERE run_id = @runId AND ${NOT_FINISHED}
         AND ((@token IS NOT NULL AND lease_owner IS NOT NULL AND lease_token = @token)
           OR (@token IS NULL AND lease_owner IS NULL AND invocations = 0))`);
-    this.insertRecord = db.prepare<[string, string, string, string | null]>("INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
+    this.batch = new AppendBatcher(db);
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
     this.due = db.prepare<[Params]>(`
       UPDATE runs SET wake_at = @at WHERE run_id = @runId AND status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at)`);
@@ -200,7 +203,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
 
   async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
     const read = this.readJournal(runId, options.incarnation);
-    return read && { run: toMeta(read.run), records: read.records.map(toRecord) };
+    return read && { run: toMeta(read.run), ...toRecords(read.records) };
   }
 
   protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
@@ -243,18 +246,9 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     return row && toRecord(row);
   }
 
-  async appendRecord(runId: string, record: StoredRecord, probe?: string): Promise<AppendResult> {
-    const body = toJson(record.body) ?? "null";
-    const inserted = this.insertRecord.run(runId, record.key, body, record.lateFor ?? null).changes === 1;
-    // The probe is one indexed read on the same connection: free enough to do on every append.
-    const seen = probe === undefined ? undefined : this.selectRecord.get(runId, probe);
-    const probed = probe === undefined ? {} : { probed: seen ? toRecord(seen) : null };
-    if (inserted) return { written: true, ...probed };
-    // Records are deleted only with their finished run (retention), so the one that won is here.
-    const existing = this.selectRecord.get(runId, record.key);
-    if (!existing) throw new Error(`record "${record.key}" of run "${runId}" was neither written nor found`);
-    const stored = toRecord(existing);
-    return sameBody(stored.body, record.body) ? { written: true, ...probed } : { written: false, existing: stored, ...probed };
+  /** Group-committed with the appends made together with it (sqlite-batch.ts). */
+  appendRecord(runId: string, record: StoredRecord, probe?: string): Promise<AppendResult> {
+    return this.batch.append(runId, record, probe);
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {

@@ -64,7 +64,9 @@ export function runAndRecordTests(store: () => JournalStore): void {
     const runId = await newRun(store(), "journal");
     const other = await newRun(store(), "journal-other");
     await store().appendRecord(other, { key: "step#a", body: { other: true } });
-    expect(await store().loadJournal(runId)).toEqual({ run: await store().getRun(runId), records: [] });
+    const empty = await store().loadJournal(runId);
+    expect({ run: empty?.run, records: empty?.records }).toEqual({ run: await store().getRun(runId), records: [] });
+    if (empty?.bytes !== undefined) expect(empty.bytes).toBe(0);
     const written: StoredRecord[] = [
       { key: "step#reserve", body: { type: "step", result: { hold: "h-1" } } },
       { key: "step#fraud_check", body: { type: "step", result: 0.2 } },
@@ -74,6 +76,9 @@ export function runAndRecordTests(store: () => JournalStore): void {
     const journal = await store().loadJournal(runId);
     expect(journal?.run).toEqual(await store().getRun(runId));
     expect([...(journal?.records ?? [])].sort(byKey)).toEqual([...written].sort(byKey));
+    // A store that tells the journal's size tells it exactly: keys and JSON bodies, in UTF-8.
+    const size = written.reduce((n, r) => n + Buffer.byteLength(r.key) + Buffer.byteLength(JSON.stringify(r.body)), 0);
+    if (journal?.bytes !== undefined) expect(journal.bytes).toBe(size);
   });
 
   it("record bodies, inputs, results and errors round-trip deeply equal", async () => {

@@ -1,0 +1,191 @@
+/**
+ * Issue 19's table, measured in interleaved rounds on one machine: every round runs each
+ * workload once, in the same order, so a noisy neighbour slows every workload of that round
+ * alike; the figures are medians over rounds, and each ratio is taken within its round (e.g. a
+ * step ÷ the raw INSERT of that round) before its median. The raw floors are the store's own
+ * INSERT statement, one autocommit per row, on a file with the same settings (NORMAL or FULL).
+ *
+ * The peers the issue compares against (the AWS durable runner, Restate, DBOS) are not installed
+ * here; every figure is Waymark's own, against the raw SQLite floor of the same round.
+ *
+ * Run: node --conditions=waymark-source --import tsx bench/perf.ts [rounds]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { Client } from "../lib/client.ts";
+import { durable } from "../lib/index.ts";
+import { Engine } from "../lib/core/engine.ts";
+import { createRegistry } from "../lib/core/registry.ts";
+import { type Durability, openLocalDatabase } from "../lib/local/database.ts";
+import { SqliteJournalStore } from "../lib/local/sqlite-store.ts";
+import { SqliteWakeTable } from "../lib/local/wake-table.ts";
+import { createLocalRuntime } from "../lib/local/runtime.ts";
+import { systemClock } from "../lib/ports.ts";
+import { fmt, summarise, table, timed } from "./stats.ts";
+import { sampleRecordJson } from "./scenarios.ts";
+
+const ROUNDS = Number(process.argv[2] ?? 9);
+const STEPS = 1_000;
+const Input = z.object({ n: z.number() });
+
+const steps = durable({ name: "perf-steps", input: Input }, async ({ n }, step) => {
+  let last = 0;
+  for (let i = 0; i < n; i++) last = await step.run("s", () => i);
+  return last;
+});
+const stepsThenWait = durable({ name: "perf-wait", input: Input, signals: { go: z.object({}) } }, async ({ n }, step) => {
+  for (let i = 0; i < n; i++) await step.run("s", () => i);
+  const got = await step.waitForSignal("go", { timeout: "1h" });
+  return got.received;
+});
+const stepsThenSleep = durable({ name: "perf-sleep", input: Input }, async ({ n }, step) => {
+  for (let i = 0; i < n; i++) await step.run("s", () => i);
+  await step.sleep("nap", "1h");
+});
+const mapFlow = durable({ name: "perf-map", input: Input }, async ({ n }, step) => {
+  const out = await step.map("item", Array.from({ length: n }, (_, i) => i), async (i) => i * 2);
+  return out.length;
+});
+const fiveSteps = durable({ name: "perf-five", input: Input }, async ({ n }, step) => {
+  for (let i = 0; i < n; i++) await step.run("s", () => i);
+});
+const workflows = [steps, stepsThenWait, stepsThenSleep, mapFlow, fiveSteps];
+
+let seq = 0;
+const id = (p: string) => `${p}-${++seq}`;
+
+function harness(file: string, durability: Durability) {
+  const db = openLocalDatabase(file, { durability });
+  const store = new SqliteJournalStore(db);
+  const ports = { store, wakes: new SqliteWakeTable(db), clock: systemClock, workflows: createRegistry(workflows) };
+  const client = new Client(ports);
+  const engine = new Engine({ ...ports, owner: "perf", leaseTtlMs: 60_000 });
+  return { db, store, client, engine };
+}
+type Harness = ReturnType<typeof harness>;
+
+function expect(status: string, want: string, what: string): void {
+  if (status !== want) throw new Error(`${what}: ${status}, expected ${want}`);
+}
+
+function rawInsert(file: string, durability: Durability): () => number {
+  const db = openLocalDatabase(file, { durability });
+  const insert = db.prepare<[string, string, string, null]>("INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
+  const bodies = Array.from({ length: STEPS }, (_, i) => sampleRecordJson(i));
+  const keys = Array.from({ length: STEPS }, (_, i) => `step#${i === 0 ? "s" : `s#${i + 1}`}`);
+  return () => {
+    const run = id("raw");
+    const t0 = performance.now();
+    for (let i = 0; i < STEPS; i++) insert.run(run, keys[i]!, bodies[i]!, null);
+    return performance.now() - t0;
+  };
+}
+
+async function sequential(h: Harness, n = STEPS): Promise<number> {
+  const run = id("seq");
+  return timed(async () => {
+    await h.client.start(steps, { runId: run, input: { n } });
+    expect((await h.engine.invoke(run)).status, "completed", "sequential");
+  });
+}
+
+async function suspendedRun(h: Harness, n: number): Promise<string> {
+  const run = id("sleep");
+  await h.client.start(stepsThenSleep, { runId: run, input: { n } });
+  expect((await h.engine.invoke(run)).status, "suspended", "prepare sleep");
+  return run;
+}
+
+/** Resume + replay: a signal to a run waiting after 1,000 steps, and the invocation that completes it. */
+async function resume(h: Harness): Promise<number> {
+  const run = id("wait");
+  await h.client.start(stepsThenWait, { runId: run, input: { n: STEPS } });
+  expect((await h.engine.invoke(run)).status, "suspended", "prepare wait");
+  return timed(async () => {
+    await h.client.signal(run, "go", {});
+    expect((await h.engine.invoke(run)).status, "completed", "resume");
+  });
+}
+
+async function map50(h: Harness): Promise<number> {
+  const run = id("map");
+  await h.client.start(mapFlow, { runId: run, input: { n: 50 } });
+  return timed(async () => expect((await h.engine.invoke(run)).status, "completed", "map"));
+}
+
+async function manyRuns(dir: string, runs: number): Promise<number> {
+  const rt = createLocalRuntime({ workflows, file: join(dir, `many-${++seq}.db`), concurrency: 16, tracing: false });
+  await rt.start();
+  try {
+    const ids = Array.from({ length: runs }, () => id("five"));
+    const ms = await timed(async () => {
+      for (const r of ids) await rt.client.start(fiveSteps, { runId: r, input: { n: 5 } });
+      for (const r of ids) expect((await rt.waitForRun(r)).status, "completed", "five");
+    });
+    return runs / (ms / 1000);
+  } finally {
+    await rt.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "waymark-perf-"));
+  try {
+    const normal = harness(join(dir, "normal.db"), "normal");
+    const full = harness(join(dir, "full.db"), "full");
+    const rawNormal = rawInsert(join(dir, "raw-normal.db"), "normal");
+    const rawFull = rawInsert(join(dir, "raw-full.db"), "full");
+    const sleeping = await suspendedRun(normal, STEPS);
+    const sleeping10k = await suspendedRun(normal, 10 * STEPS);
+    const cols: Record<string, number[]> = {};
+    const put = (k: string, v: number) => (cols[k] ??= []).push(v);
+    console.log(`perf: ${ROUNDS} interleaved rounds; node ${process.version}, ${cpus()[0]?.model ?? "?"} x${cpus().length}`);
+    for (let round = -1; round < ROUNDS; round++) {
+      const r: Record<string, number> = {};
+      r.rawNormal = rawNormal();
+      r.seqNormal = await sequential(normal);
+      r.rawFull = rawFull();
+      r.seqFull = await sequential(full);
+      r.resuspend = await timed(async () => expect((await normal.engine.invoke(sleeping)).status, "suspended", "re-suspend"));
+      r.resuspend10k = await timed(async () => expect((await normal.engine.invoke(sleeping10k)).status, "suspended", "re-suspend 10k"));
+      r.resume = await resume(normal);
+      r.mapNormal = await map50(normal);
+      r.mapFull = await map50(full);
+      if (round % 3 === 0 || round === -1) r.runsPerS = await manyRuns(dir, 200);
+      if (round < 0) continue; // warm-up
+      for (const [k, v] of Object.entries(r)) put(k, v);
+      put("seqRatio", r.seqNormal! / r.rawNormal!);
+      put("fullRatio", r.seqFull! / r.rawFull!);
+      put("mapRatio", r.mapFull! / r.mapNormal!);
+      put("tenK", r.resuspend10k! / (10 * r.resuspend!));
+      process.stdout.write(".");
+    }
+    console.log("\n");
+    const m = (k: string) => summarise(cols[k] ?? [0]);
+    const rows = [
+      ["1,000 raw INSERTs, NORMAL (ms)", m("rawNormal")],
+      ["1,000 sequential steps, NORMAL (ms)", m("seqNormal")],
+      ["  ÷ raw INSERT, per round (×)", m("seqRatio")],
+      ["1,000 raw INSERTs, FULL (ms)", m("rawFull")],
+      ["1,000 sequential steps, FULL (ms)", m("seqFull")],
+      ["  ÷ raw FULL INSERT, per round (×)", m("fullRatio")],
+      ["resume (signal) + replay 1,000 + complete (ms)", m("resume")],
+      ["replay 1,000 + re-suspend, engine.invoke (ms)", m("resuspend")],
+      ["replay 10,000 + re-suspend (ms)", m("resuspend10k")],
+      ["  ÷ (10 × the 1,000 replay), per round (×)", m("tenK")],
+      ["step.map 50 items, NORMAL (ms)", m("mapNormal")],
+      ["step.map 50 items, FULL (ms)", m("mapFull")],
+      ["  FULL ÷ NORMAL, per round (×)", m("mapRatio")],
+      ["200 runs × 5 steps, local runtime (runs/s)", m("runsPerS")],
+    ] as const;
+    console.log(table(["workload", "median", "min", "max"], rows.map(([l, s]) => [l, fmt(s.median), fmt(s.min), fmt(s.max)])));
+    normal.db.close();
+    full.db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
