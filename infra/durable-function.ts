@@ -1,90 +1,32 @@
 /**
- * `DurableFunction`: one construct that deploys a Waymark workflow — its journal table, wake
- * queue, wake schedules, watchdog, webhook and alarms — around one Lambda function.
+ * `DurableFunction`: one construct that deploys a Waymark workflow — its wake queue, wake
+ * schedules, watchdog, webhook and alarms around one Lambda function, on an engine (journal
+ * table, payload bucket, retention, webhook secret) of its own or shared with other functions.
  */
-import { type CfnElement, CfnOutput, Duration, Lazy, Names, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
-import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import { CfnOutput, Duration, Lazy, Names, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { type BundlingOptions, NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as scheduler from "aws-cdk-lib/aws-scheduler";
-import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { CHILD_ENTRY_ALIAS, ENV, failoverTimings, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
-import { DurableAlarms } from "./alarms.ts";
+import { ALARM_SETS, DurableAlarms } from "./alarms.ts";
 import { durableBundling } from "./bundling.ts";
-import { journalTable } from "./journal-table.ts";
-import { payloadBucket } from "./payload-bucket.ts";
+import { DurableEngine, engineSettings } from "./engine.ts";
+import { acknowledgeFunctionFindings } from "./nag.ts";
 import { durableFunctionStatements, schedulerDeliveryRole } from "./permissions.ts";
-import { Retention } from "./retention.ts";
+import type { Retention } from "./retention.ts";
 import { WakeQueues } from "./wake-queues.ts";
 import { Watchdog } from "./watchdog.ts";
+import type { WebhookSecret } from "./webhook-secret.ts";
+import { DEFAULT_RUNTIME, type DurableFunctionProps } from "./durable-function-props.ts";
 
-export interface DurableFunctionProps {
-  /** The file that exports the workflow (`durable()`'s result is the handler). */
-  readonly entry: string;
-  /** The name of that export. @default "handler" */
-  readonly handler?: string;
-  /** @default 1024 */
-  readonly memorySize?: number;
-  /**
-   * One invocation's limit; a run that needs longer checkpoints and continues. The lease TTL
-   * (`WAYMARK_LEASE_TTL_MS`) and the wake queue's visibility timeout derive from it, and with
-   * them the longest a crashed invocation's run waits to resume (`failoverTimings`: 85 s for
-   * 1 minute). @default 1 minute
-   */
-  readonly timeout?: Duration;
-  /** Days a finished run is kept (DynamoDB TTL on its meta item, then the stream deletes the rest) → `WAYMARK_RETENTION_DAYS`. @default 30 */
-  readonly retentionDays?: number;
-  /** Most concurrent invocations the wake queue drives (the SQS event source's `maxConcurrency`, 2–1,000). @default 10 */
-  readonly maxConcurrency?: number;
-  /** Wakes per invocation (1–10). @default 10 */
-  readonly batchSize?: number;
-  /** Receives of one wake before it goes to the dead-letter queue. @default 10 */
-  readonly maxReceiveCount?: number;
-  /** The webhook: a Function URL and a generated secret. Without it, runs start by direct invocation only. @default true */
-  readonly webhook?: boolean;
-  /**
-   * The webhook's public base URL (a custom domain in front of the function), so approval links
-   * are complete URLs → `WAYMARK_PUBLIC_URL`. The Function URL cannot be used here on the first
-   * deploy (see the README); without it, links carry only their token path.
-   */
-  readonly publicUrl?: string;
-  /** What happens to the journal table and the logs when the stack goes. `DESTROY` also turns off deletion protection. @default RemovalPolicy.RETAIN */
-  readonly removalPolicy?: RemovalPolicy;
-  /** How often the watchdog looks for overdue runs. @default 5 minutes */
-  readonly watchdogInterval?: Duration;
-  /** Per-run budget of invocations (the recursion guard) → `WAYMARK_MAX_INVOCATIONS`. @default the runtime's, 10,000 */
-  readonly maxInvocationsPerRun?: number;
-  /** @default logs.RetentionDays.ONE_MONTH */
-  readonly logRetention?: logs.RetentionDays;
-  /** The wake age that means the queue is not drained. @default 15 min (SQS's longest delay) + the wake queue's visibility timeout + 5 min */
-  readonly oldestWakeAlarmAge?: Duration;
-  /** Actions of every alarm (an SNS topic, …). @default none */
-  readonly alarmActions?: readonly cloudwatch.IAlarmAction[];
-  /** Extra environment variables, applied over Waymark's. */
-  readonly environment?: Readonly<Record<string, string>>;
-  /** Bundling options, applied over the defaults in `bundling.ts`. */
-  readonly bundling?: BundlingOptions;
-  /**
-   * Store step results, inputs, signal payloads and run results over `payloadInlineBytes` in an S3
-   * bucket the construct creates, instead of refusing them. @default true
-   */
-  readonly payloads?: boolean;
-  /** Values over this many JSON bytes go to the bucket → `WAYMARK_PAYLOAD_INLINE_BYTES`. @default 64 KiB */
-  readonly payloadInlineBytes?: number;
-  /** Values over this many JSON bytes are refused, once → `WAYMARK_PAYLOAD_MAX_BYTES`. @default 16 MiB */
-  readonly payloadMaxBytes?: number;
-  /** The longest a run stays in flight: payload objects expire this long plus `retentionDays` after they are written. @default 365 days */
-  readonly maxRunDuration?: Duration;
-  /** Escape hatch: any other function property, applied last. */
-  readonly functionProps?: Partial<NodejsFunctionProps>;
-}
+export { DEFAULT_RUNTIME, type DurableFunctionProps } from "./durable-function-props.ts";
 
 /**
  * A durable Waymark function with everything it needs.
@@ -99,12 +41,17 @@ export interface DurableFunctionProps {
  *   timeout: Duration.minutes(2),
  *   retentionDays: 90,
  * });
- * orders.alarms.deadLetters.addAlarmAction(new SnsAction(topic));
+ * orders.alarms.addAlarmAction(new SnsAction(topic));
+ * // Another workflow on the same journal table, bucket and webhook secret:
+ * new DurableFunction(this, "Refunds", { entry: "functions/refund-flow.ts", handler: "refundFlow", engine: orders.engine });
  * ```
  */
 export class DurableFunction extends Construct {
+  /** The journal table, payload bucket, retention and webhook secret this function runs on (its own, or shared). */
+  readonly engine: DurableEngine;
+  /** The engine's journal table. */
   readonly table: dynamodb.TableV2;
-  /** Values stored by reference; undefined with `payloads: false`. */
+  /** The engine's bucket for values stored by reference; undefined with `payloads: false`. */
   readonly payloadBucket: s3.Bucket | undefined;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
@@ -114,9 +61,9 @@ export class DurableFunction extends Construct {
   readonly scheduleGroup: scheduler.ScheduleGroup;
   readonly schedulerRole: iam.Role;
   readonly watchdog: Watchdog;
-  readonly retention: Retention;
   readonly functionUrl: lambda.FunctionUrl | undefined;
-  readonly webhookSecret: secretsmanager.Secret | undefined;
+  /** The engine's webhook secret, which this function reads; undefined with `webhook: false`. `grantRead` it to whoever signs requests. */
+  readonly webhookSecret: WebhookSecret | undefined;
   readonly alarms: DurableAlarms;
   /** Functions hosting this one's children in other deployments (`grantInvoke`), in grant order. */
   private readonly childFunctions: string[] = [];
@@ -135,17 +82,21 @@ export class DurableFunction extends Construct {
     const timeout = props.timeout ?? Duration.minutes(1);
     check(timeout.toSeconds() >= 1 && timeout.toSeconds() <= 900, `timeout must be 1 s to 15 minutes (Lambda's limit), got ${timeout.toHumanString()}`);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    const retentionDays = props.retentionDays ?? 30;
-    check(Number.isInteger(retentionDays) && retentionDays > 0, `retentionDays must be a positive integer, got ${retentionDays}`);
     const batchSize = props.batchSize ?? 10;
     check(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= 10, `batchSize must be 1-10, got ${batchSize}`);
     if (props.publicUrl !== undefined && !Token.isUnresolved(props.publicUrl)) {
       check(/^https:\/\/[^\s/]+/.test(props.publicUrl), `publicUrl must be an https URL, got "${props.publicUrl}"`);
     }
+    const alarmSet = props.alarms ?? "minimal";
+    check(ALARM_SETS.includes(alarmSet), `alarms must be one of ${ALARM_SETS.join(", ")}, got "${String(alarmSet)}"`);
+    check(props.oldestWakeAlarmAge === undefined || alarmSet === "full", `oldestWakeAlarmAge sets the oldest-wake alarm, which only alarms: "full" creates`);
+    const webhook = props.webhook !== false;
 
-    this.table = journalTable(this, "Journal", removalPolicy);
-    const maxRunDays = (props.maxRunDuration ?? Duration.days(365)).toDays();
-    this.payloadBucket = props.payloads === false ? undefined : payloadBucket(this, "Payloads", { retentionDays, maxRunDays, removalPolicy });
+    this.engine = props.engine ?? DurableEngine._ownedBy(this, engineSettings(props));
+    props.engine?._checkSettings(props);
+    this.table = this.engine.table;
+    this.payloadBucket = this.engine.payloadBucket;
+    this.webhookSecret = webhook ? this.engine.webhookSecret : undefined;
     const queues = new WakeQueues(this, "Wakes", { functionTimeout: timeout, maxReceiveCount: props.maxReceiveCount ?? 10 });
     this.queue = queues.queue;
     this.deadLetterQueue = queues.deadLetterQueue;
@@ -155,19 +106,6 @@ export class DurableFunction extends Construct {
     const scheduleGroupName = Names.uniqueResourceName(this, { maxLength: 56, separator: "-" }) + "-wakes";
     this.scheduleGroup = new scheduler.ScheduleGroup(this, "WakeSchedules", { scheduleGroupName, removalPolicy: RemovalPolicy.DESTROY });
     this.schedulerRole = schedulerDeliveryRole(this, "SchedulerRole", this.scheduleGroup, this.queue, this.deadLetterQueue);
-
-    // Secrets Manager rather than SSM: CloudFormation can generate a Secrets Manager secret's
-    // value, so the secret never passes through a template, a shell or CI. CloudFormation
-    // cannot create an SSM SecureString at all. On deletion Secrets Manager keeps it
-    // recoverable for 30 days.
-    this.webhookSecret =
-      props.webhook === false
-        ? undefined
-        : new secretsmanager.Secret(this, "WebhookSecret", {
-            description: "Waymark webhook secret: HMAC request signatures and approval-link tokens",
-            generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-            removalPolicy: RemovalPolicy.DESTROY,
-          });
 
     this.logGroup = new logs.LogGroup(this, "Logs", { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy });
     // Our own role, without AWSLambdaBasicExecutionRole: logs go to this log group only.
@@ -181,7 +119,7 @@ export class DurableFunction extends Construct {
       queue: this.queue,
       scheduleGroup: this.scheduleGroup,
       schedulerRole: this.schedulerRole,
-      secret: this.webhookSecret,
+      webhookSecret: this.webhookSecret,
       payloadBucket: this.payloadBucket,
     })) {
       this.role.addToPrincipalPolicy(statement);
@@ -191,7 +129,7 @@ export class DurableFunction extends Construct {
       description: "Waymark durable function: wakes from SQS, the webhook, the watchdog, retention",
       entry: props.entry,
       handler: props.handler ?? "handler",
-      runtime: lambda.Runtime.NODEJS_24_X,
+      runtime: DEFAULT_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 1024,
       timeout,
@@ -199,7 +137,7 @@ export class DurableFunction extends Construct {
       logGroup: this.logGroup,
       bundling: durableBundling(props.bundling),
       environment: {
-        ...this.runtimeEnvironment(retentionDays, timeout, props),
+        ...this.runtimeEnvironment(timeout, webhook, props),
         NODE_OPTIONS: "--enable-source-maps",
         ...props.environment,
       },
@@ -214,30 +152,38 @@ export class DurableFunction extends Construct {
       new SqsEventSource(this.queue, { batchSize, reportBatchItemFailures: true, maxConcurrency: props.maxConcurrency ?? 10 }),
     );
 
-    this.watchdog = new Watchdog(this, "Watchdog", { fn: this.function, interval: props.watchdogInterval ?? Duration.minutes(5) });
-    this.retention = new Retention(this, "Retention", { table: this.table, fn: this.function, role: this.role, alarmActions: props.alarmActions ?? [] });
+    const watchdogInterval = props.watchdogInterval ?? Duration.minutes(5);
+    this.watchdog = new Watchdog(this, "Watchdog", { fn: this.function, interval: watchdogInterval });
+    this.engine._join({ fn: this.function, role: this.role, watchdogInterval, webhook });
 
-    if (this.webhookSecret) {
+    if (webhook) {
       // No IAM auth: browsers and mail links cannot sign SigV4. Every route authenticates
       // itself — system calls carry an HMAC signature under the webhook secret, approval links
       // a capability token — and refuses anything else before writing.
       this.functionUrl = this.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
       new CfnOutput(this, "WebhookUrl", { description: "The webhook (Function URL): signed routes and approval links", value: this.functionUrl.url });
-      new CfnOutput(this, "WebhookSecretArn", { description: "Secrets Manager secret that signs webhook requests", value: this.webhookSecret.secretArn });
     }
     new CfnOutput(this, "FunctionName", { description: "Invoke with {\"waymark\":\"start\",\"runId\":…,\"input\":…} to start a run", value: this.function.functionName });
-    new CfnOutput(this, "JournalTableName", { description: "The journal table (runs and their steps)", value: this.table.tableName });
     new CfnOutput(this, "LogGroupName", { description: "The function's logs: one JSON line per step and wake", value: this.logGroup.logGroupName });
     new CfnOutput(this, "DeadLetterQueueUrl", { description: "Wakes that could not be delivered or processed", value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, "WakeQueueUrl", { description: "The wake queue (`waymark runs … --queue`)", value: this.queue.queueUrl });
 
     this.alarms = new DurableAlarms(this, "Alarms", {
+      set: alarmSet,
       fn: this.function,
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       oldestWakeAge: props.oldestWakeAlarmAge ?? Duration.seconds(SQS_MAX_DELAY_SECONDS + failoverTimings(timeout.toSeconds()).visibilityTimeoutSeconds + 300),
       actions: props.alarmActions ?? [],
     });
-    this.acknowledgeNagRules(stack, scheduleGroupName);
+    acknowledgeFunctionFindings(this, scheduleGroupName, props.functionProps?.runtime === undefined);
+  }
+
+  /** The engine's retention (the stream's mapping runs on the engine's first function). */
+  get retention(): Retention {
+    const retention = this.engine.retention;
+    if (!retention) throw new Error("DurableFunction: the engine has no retention yet"); // set when its first function joins: never seen after construction
+    return retention;
   }
 
   /**
@@ -283,56 +229,24 @@ export class DurableFunction extends Construct {
   }
 
   /** The environment `configFromEnv` (lib/aws/config.ts) reads. */
-  private runtimeEnvironment(retentionDays: number, timeout: Duration, props: DurableFunctionProps): Record<string, string> {
+  private runtimeEnvironment(timeout: Duration, webhook: boolean, props: DurableFunctionProps): Record<string, string> {
+    const { [ENV.tableName]: table, ...engine } = this.engine.environment(webhook);
     const env: Record<string, string> = {
-      [ENV.tableName]: this.table.tableName,
+      [ENV.tableName]: table ?? "",
       [ENV.queueUrl]: this.queue.queueUrl,
       [ENV.queueArn]: this.queue.queueArn,
       [ENV.scheduleGroup]: this.scheduleGroup.scheduleGroupName,
       [ENV.schedulerRoleArn]: this.schedulerRole.roleArn,
       [ENV.schedulerDeadLetterArn]: this.deadLetterQueue.queueArn,
-      [ENV.retentionDays]: String(retentionDays),
       // With the queue's visibility timeout (wake-queues.ts), what bounds a crashed invocation's wait.
       [ENV.leaseTtlMs]: String(failoverTimings(timeout.toSeconds()).leaseTtlMs),
+      ...engine,
     };
     if (props.maxInvocationsPerRun !== undefined) env[ENV.maxInvocations] = String(props.maxInvocationsPerRun);
-    if (this.webhookSecret) env[ENV.webhookSecretArn] = this.webhookSecret.secretArn;
     if (props.publicUrl !== undefined) env[ENV.publicUrl] = props.publicUrl;
-    if (this.payloadBucket) env[ENV.payloadBucket] = this.payloadBucket.bucketName;
     if (props.payloadInlineBytes !== undefined) env[ENV.payloadInlineBytes] = String(props.payloadInlineBytes);
     if (props.payloadMaxBytes !== undefined) env[ENV.payloadMaxBytes] = String(props.payloadMaxBytes);
     return env;
-  }
-
-  /** cdk-nag AwsSolutions findings this design accepts, each with its reason. */
-  private acknowledgeNagRules(stack: Stack, scheduleGroupName: string): void {
-    const literal = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<AWS::${pseudo}>` : value);
-    const schedules = `arn:<AWS::Partition>:scheduler:${literal(stack.region, "Region")}:${literal(stack.account, "AccountId")}:schedule/${scheduleGroupName}/*`;
-    Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${schedules}]`,
-      reason: "Wake schedules are named per run and wake at run time (scheduleName(runId, key)); the grant is every schedule of this function's own group and nothing else",
-    });
-    if (this.payloadBucket) {
-      const bucketId = stack.resolve(stack.getLogicalId(this.payloadBucket.node.defaultChild as CfnElement)) as string;
-      Validations.of(this.role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/runs/*]`,
-        reason: "Payload objects are named by run and content hash at run time (runs/<runId>/<createdAt>/<sha256>); the grant is PutObject and GetObject under that prefix of this function's own bucket",
-      });
-      Validations.of(this.payloadBucket).acknowledge({
-        id: "AwsSolutions-S1",
-        reason: "Only this function's role reads or writes the bucket (private, TLS only); every object is named in the journal with its hash. Turn on access logs or CloudTrail data events to an audit bucket of your own if needed",
-      });
-    }
-    Validations.of(this.function).acknowledge({
-      id: "AwsSolutions-L1",
-      reason: "nodejs22.x on purpose: the runtime Waymark is tested on, and the floor of AWS SDK v3 releases from 2027; move with functionProps.runtime",
-    });
-    if (this.webhookSecret) {
-      Validations.of(this.webhookSecret).acknowledge({
-        id: "AwsSolutions-SMG4",
-        reason: "Rotating the webhook secret invalidates every approval link already mailed and every caller's signing key at once; rotate by hand when no approval is pending (see the README)",
-      });
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 /**
- * `waymark/cdk`: the `DurableFunction` construct and the pieces it is made of.
+ * `waymark/cdk`: the `DurableFunction` construct, the `DurableEngine` several functions can
+ * share, and the pieces they are made of.
  *
  * @example
  * ```ts
@@ -7,8 +8,10 @@
  * new DurableFunction(stack, "Orders", { entry: "functions/order-flow.ts", handler: "orderFlow" });
  * ```
  */
-export { DurableFunction, type DurableFunctionProps } from "./durable-function.ts";
-export { DurableAlarms, type DurableAlarmsProps } from "./alarms.ts";
+export { DurableFunction, DEFAULT_RUNTIME, type DurableFunctionProps } from "./durable-function.ts";
+export { DurableEngine, type DurableEngineProps, type EngineMember } from "./engine.ts";
+export { WebhookSecret, SECRET_PARAMETER_ACTIONS, type WebhookSecretOption } from "./webhook-secret.ts";
+export { DurableAlarms, ALARM_SETS, type AlarmSet, type DurableAlarmsProps } from "./alarms.ts";
 export { durableBundling, ESM_REQUIRE_BANNER } from "./bundling.ts";
 export { journalTable } from "./journal-table.ts";
 export { WakeQueues, MAX_MESSAGE_BYTES, type WakeQueuesProps } from "./wake-queues.ts";

@@ -1,17 +1,18 @@
 /**
  * What the durable function may do, written out action by action: the journal (its table and
  * indexes), sending wakes, its own wake schedules, handing Scheduler the role that delivers them,
- * and reading the webhook secret. The event source mapping adds the queue's consume actions.
+ * and reading the webhook secret (`webhook-secret.ts`). The event source mapping adds the queue's
+ * consume actions.
  */
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as scheduler from "aws-cdk-lib/aws-scheduler";
-import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Stack } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { JOURNAL_TABLE } from "waymark/aws";
+import type { WebhookSecret } from "./webhook-secret.ts";
 
 /** The requests the DynamoDB store sends (`lib/aws/dynamodb-*.ts`); no scan, no batch, no transaction. */
 export const JOURNAL_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"] as const;
@@ -30,7 +31,8 @@ export interface DurableGrants {
   queue: sqs.IQueue;
   scheduleGroup: scheduler.IScheduleGroup;
   schedulerRole: iam.IRole;
-  secret: secretsmanager.ISecret | undefined;
+  /** The engine's webhook secret, for a function with a webhook. */
+  webhookSecret?: WebhookSecret | undefined;
   payloadBucket?: s3.IBucket | undefined;
 }
 
@@ -72,7 +74,7 @@ export function durableFunctionStatements(stack: Stack, g: DurableGrants): iam.P
     }),
   ];
   if (g.payloadBucket) statements.push(new iam.PolicyStatement({ sid: "Payloads", actions: [...PAYLOAD_ACTIONS], resources: [g.payloadBucket.arnForObjects("runs/*")] }));
-  if (g.secret) statements.push(new iam.PolicyStatement({ sid: "ReadWebhookSecret", actions: ["secretsmanager:GetSecretValue"], resources: [g.secret.secretArn] }));
+  if (g.webhookSecret) statements.push(g.webhookSecret.functionStatement());
   return statements;
 }
 

@@ -7,8 +7,8 @@
  * The event source mapping filters before invoking (`REMOVE`, TTL's service identity, `sk =
  * meta`): steps, signals and lease updates never invoke the function, and filtered records are
  * not billed. A failing batch is bisected and retried a bounded number of times; what still
- * fails goes, as its shard position, to a failure queue with an alarm: nothing is dropped
- * silently, and `purgeExpired` (or a redrive) can finish the job.
+ * fails goes, as its shard position, to a failure queue (alarmed with `alarms: "full"`): nothing
+ * is dropped silently, and `purgeExpired` (or a redrive) can finish the job.
  */
 import { Duration, Validations } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
@@ -36,6 +36,8 @@ export interface RetentionProps {
   role: iam.IRole;
   /** Attempts per batch before its position goes to the failure queue. @default 10 */
   retryAttempts?: number;
+  /** An alarm on the failure queue's first message ($0.10 a month). @default true */
+  alarm?: boolean;
   alarmActions?: readonly cloudwatch.IAlarmAction[];
 }
 
@@ -51,7 +53,8 @@ export interface RetentionProps {
 export class Retention extends Construct {
   readonly mapping: lambda.EventSourceMapping;
   readonly failureQueue: sqs.Queue;
-  readonly failures: cloudwatch.Alarm;
+  /** The failure queue's alarm; undefined with `alarm: false`. */
+  readonly failures: cloudwatch.Alarm | undefined;
 
   constructor(scope: Construct, id: string, props: RetentionProps) {
     super(scope, id);
@@ -74,7 +77,7 @@ export class Retention extends Construct {
     });
     // SqsDlq grants the function's role the send; the mapping needs the stream read first.
     this.mapping.node.addDependency(props.role);
-    this.failures = new cloudwatch.Alarm(this, "FailuresAlarm", {
+    this.failures = props.alarm === false ? undefined : new cloudwatch.Alarm(this, "FailuresAlarm", {
       alarmDescription: "Waymark retention: expired runs whose records could not be deleted (see the failure queue; rerun purgeExpired)",
       metric: this.failureQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: "Maximum" }),
       threshold: 1,
@@ -82,7 +85,7 @@ export class Retention extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    for (const action of props.alarmActions ?? []) this.failures.addAlarmAction(action);
+    for (const action of props.alarmActions ?? []) this.failures?.addAlarmAction(action);
     Validations.of(this.failureQueue).acknowledge({
       id: "AwsSolutions-SQS3",
       reason: "This queue is itself a dead-letter destination: the stream mapping's on-failure target, holding positions of batches that retention could not process",

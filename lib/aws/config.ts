@@ -32,7 +32,14 @@ export interface AwsRuntimeConfig {
   maxInvocations: number;
   /** The webhook secret itself (tests, or a user who injects it) … */
   webhookSecret?: string;
-  /** … or the Secrets Manager secret holding it (what the construct sets). */
+  /** … or the SSM Parameter Store SecureString holding it (what the construct sets by default) … */
+  webhookSecretParameter?: string;
+  /**
+   * … which the runtime creates, with a random value, if it does not exist yet (the construct's
+   * own parameter: CloudFormation cannot create a SecureString) …
+   */
+  webhookSecretCreate?: boolean;
+  /** … or the Secrets Manager secret holding it (one a user brings). */
   webhookSecretArn?: string;
   /** Public base URL of the webhook (the Function URL or a custom domain), for approval links. */
   publicUrl?: string;
@@ -46,6 +53,18 @@ export interface AwsRuntimeConfig {
   childFunctions?: readonly string[];
   /** Wake queues (URLs) of the parent functions that may start children here: `child.grantInvoke(parent)` lists them. */
   parentQueues?: readonly string[];
+  /**
+   * The watchdog wakes only runs of workflows this function hosts (by name, any version): the
+   * construct sets it when several functions share one journal table, each with its own wake
+   * queue, so a sweep never sends another function's run to this one.
+   */
+  watchdogHostedOnly?: boolean;
+  /**
+   * With {@link watchdogHostedOnly}: runs of workflows this function does not host are woken too
+   * once they are this overdue (the engine's first function), so a run no function hosts is still
+   * reported (`unhosted`) rather than left overdue in silence.
+   */
+  watchdogOrphansAfterMs?: number;
 }
 
 /** {@link AwsRuntimeConfig.deadlineMarginMs}'s default. */
@@ -108,12 +127,16 @@ export const ENV = {
   maxInvocations: "WAYMARK_MAX_INVOCATIONS",
   webhookSecret: "WAYMARK_WEBHOOK_SECRET",
   webhookSecretArn: "WAYMARK_WEBHOOK_SECRET_ARN",
+  webhookSecretParameter: "WAYMARK_WEBHOOK_SECRET_PARAMETER",
+  webhookSecretCreate: "WAYMARK_WEBHOOK_SECRET_CREATE",
   publicUrl: "WAYMARK_PUBLIC_URL",
   payloadBucket: "WAYMARK_PAYLOAD_BUCKET",
   payloadInlineBytes: "WAYMARK_PAYLOAD_INLINE_BYTES",
   payloadMaxBytes: "WAYMARK_PAYLOAD_MAX_BYTES",
   childFunctions: "WAYMARK_CHILD_FUNCTIONS",
   parentQueues: "WAYMARK_PARENT_QUEUES",
+  watchdogHostedOnly: "WAYMARK_WATCHDOG_HOSTED_ONLY",
+  watchdogOrphansAfterMs: "WAYMARK_WATCHDOG_ORPHANS_AFTER_MS",
 } as const;
 
 /** Reads the configuration; throws one {@link ConfigurationError} listing every problem. */
@@ -145,12 +168,27 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
     leaseTtlMs: num("leaseTtlMs", 60_000),
     maxInvocations: num("maxInvocations", 10_000),
   };
+  /** "true" or "false" (unset: false). */
+  const flag = (key: keyof typeof ENV): boolean => {
+    const raw = text(key, false);
+    if (raw !== "" && raw !== "true" && raw !== "false") problems.push(`${ENV[key]} must be "true" or "false", got "${raw}"`);
+    return raw === "true";
+  };
   const secret = text("webhookSecret", false);
   const secretArn = text("webhookSecretArn", false);
+  const secretParameter = text("webhookSecretParameter", false);
+  const secretCreate = flag("webhookSecretCreate");
   const publicUrl = text("publicUrl", false);
   if (env[ENV.deadlineMarginMs]) config.deadlineMarginMs = num("deadlineMarginMs", DEFAULT_DEADLINE_MARGIN_MS);
   if (secret) config.webhookSecret = secret;
+  if (secretArn && secretParameter) problems.push(`${ENV.webhookSecretArn} and ${ENV.webhookSecretParameter} are both set: the webhook secret comes from one place`);
+  if (secretCreate && !secretParameter) problems.push(`${ENV.webhookSecretCreate} needs ${ENV.webhookSecretParameter} (the parameter to create)`);
   if (secretArn) config.webhookSecretArn = secretArn;
+  if (secretParameter) {
+    if (!/^[a-zA-Z0-9_.\-/:]{1,2048}$/.test(secretParameter)) problems.push(`${ENV.webhookSecretParameter} is not a parameter name: "${secretParameter}"`);
+    config.webhookSecretParameter = secretParameter;
+    if (secretCreate) config.webhookSecretCreate = true;
+  }
   if (publicUrl) config.publicUrl = publicUrl.replace(/\/+$/, "");
   const payloadBucket = text("payloadBucket", false);
   if (payloadBucket) config.payloadBucket = payloadBucket;
@@ -160,6 +198,11 @@ export function configFromEnv(env: Readonly<Record<string, string | undefined>> 
   if (childFunctions.length > 0) config.childFunctions = childFunctions;
   const parentQueues = list("parentQueues");
   if (parentQueues.length > 0) config.parentQueues = parentQueues;
+  if (flag("watchdogHostedOnly")) config.watchdogHostedOnly = true;
+  if (env[ENV.watchdogOrphansAfterMs]) {
+    if (!config.watchdogHostedOnly) problems.push(`${ENV.watchdogOrphansAfterMs} needs ${ENV.watchdogHostedOnly}=true`);
+    config.watchdogOrphansAfterMs = num("watchdogOrphansAfterMs", 0);
+  }
   if (problems.length > 0) throw new ConfigurationError(`Waymark's Lambda configuration is incomplete: ${problems.join("; ")}`);
   return config;
 }

@@ -25,12 +25,21 @@ export { LambdaChildren, type LambdaChildrenOptions } from "./remote-children.ts
 export { startChildByInvoke, cancelChildByInvoke, CHILD_ENTRY_ALIAS, type ChildAnswer } from "./child-entry.ts";
 export { formatChildEndMessage, parseChildEndMessage, isChildEndMessage, CHILD_END_MAX_BYTES } from "./child-message.ts";
 export { createLambdaHandler, UnsupportedEventError, type LambdaHandler } from "./lambda.ts";
-export { createAwsRuntime, readSecretsManager, jsonLog, type AwsRuntime, type AwsRuntimeOptions, type SecretReader } from "./runtime.ts";
+export { createAwsRuntime, jsonLog, type AwsRuntime, type AwsRuntimeOptions } from "./runtime.ts";
+export {
+  readWebhookSecret,
+  readSsmSecret,
+  readSecretsManager,
+  webhookSecretSource,
+  GENERATED_SECRET_BYTES,
+  type WebhookSecretSource,
+  type SecretReader,
+} from "./webhook-secret.ts";
 export { configFromEnv, ConfigurationError, ENV, failoverTimings, DEFAULT_DEADLINE_MARGIN_MS, type AwsRuntimeConfig, type FailoverTimings } from "./config.ts";
 export { handleWakeBatch } from "./sqs-entry.ts";
 export { METRIC, METRICS_NAMESPACE, DIMENSION } from "../observe/metrics.ts";
 export { S3PayloadStore, type S3PayloadStoreOptions } from "./s3-payloads.ts";
-export { sweepOverdueRuns, type SweepResult } from "./watchdog.ts";
+export { sweepOverdueRuns, sweepsRun, type SweepResult } from "./watchdog.ts";
 export { handleRetentionStream, isTtlRemove, TTL_PRINCIPAL, type RetentionTarget } from "./retention-stream.ts";
 export { deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 export { handleFunctionUrl, toHttpRequest } from "./function-url.ts";

@@ -1,12 +1,15 @@
 /**
  * The engine wired to AWS: the DynamoDB journal, wakes through SQS and the Scheduler, and the
- * webhook secret from Secrets Manager. Built once per Lambda container, on its first invocation.
+ * webhook secret from Parameter Store or Secrets Manager (`webhook-secret.ts`). Built once per
+ * Lambda container, on its first invocation.
  */
 import type { SchedulerClient } from "@aws-sdk/client-scheduler";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { LambdaClient } from "@aws-sdk/client-lambda";
+import type { SSMClient } from "@aws-sdk/client-ssm";
+import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { Client } from "../client.ts";
 import type { AnyWorkflow } from "../core/definition.ts";
 import { Engine, type LogEntry } from "../core/engine.ts";
@@ -23,21 +26,21 @@ import { type AwsRuntimeConfig, configFromEnv } from "./config.ts";
 import { createJournalDynamoClient } from "./dynamodb-client.ts";
 import { DynamoJournalStore } from "./dynamodb-store.ts";
 import { SchedulerWakes } from "./scheduler-wakes.ts";
-import { secretsManagerSdk } from "./sdk.ts";
 import { SqsWakes } from "./sqs-wakes.ts";
 import { AwsWakeQueue } from "./wakes.ts";
 import { S3PayloadStore } from "./s3-payloads.ts";
 import { LambdaChildren } from "./remote-children.ts";
+import { readWebhookSecret, type SecretReader, webhookSecretSource } from "./webhook-secret.ts";
 
-/** Reads the webhook secret (Secrets Manager by default). */
-export type SecretReader = (arn: string) => Promise<string>;
+export type { SecretReader } from "./webhook-secret.ts";
 
 export interface AwsRuntimeOptions {
   workflows: readonly AnyWorkflow[];
   /** Default: read from the environment the construct sets. */
   config?: AwsRuntimeConfig;
   /** Injected clients (tests, custom endpoints); the rest are created with defaults. */
-  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient; s3?: S3Client; lambda?: LambdaClient };
+  clients?: { dynamodb?: DynamoDBClient; sqs?: SQSClient; scheduler?: SchedulerClient; s3?: S3Client; lambda?: LambdaClient; ssm?: SSMClient; secretsManager?: SecretsManagerClient };
+  /** Reads the webhook secret from where the configuration says it is. Default: `readWebhookSecret` (SSM or Secrets Manager). */
   readSecret?: SecretReader;
   clock?: Clock;
   /** Every structured entry, with its level (tests, custom sinks). Given alone, nothing is written to stdout. */
@@ -123,7 +126,8 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
     deadLetterArn: config.schedulerDeadLetterArn,
   });
   const wakes = new AwsWakeQueue({ sqs, scheduler, clock });
-  const secret = config.webhookSecret ?? (config.webhookSecretArn ? await (o.readSecret ?? readSecretsManager)(config.webhookSecretArn) : undefined);
+  const secretSource = webhookSecretSource(config);
+  const secret = config.webhookSecret ?? (secretSource ? await (o.readSecret ?? ((source) => readWebhookSecret(source, o.clients ?? {})))(secretSource) : undefined);
   const links = secret ? createApprovalLinks({ secret, ...(config.publicUrl ? { baseUrl: config.publicUrl } : {}) }) : undefined;
   // Values by reference go to the construct's bucket; S3's SDK loads on the first one.
   const payloads = config.payloadBucket
@@ -153,12 +157,4 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
     log,
   });
   return { config, workflows, store, wakes, sqs, engine, client: new Client(ports), remote, clock, secret, links, log, logger };
-}
-
-/** Reads a secret's string from Secrets Manager (the SDK is loaded only when a secret is used). */
-export async function readSecretsManager(arn: string): Promise<string> {
-  const { SecretsManagerClient, GetSecretValueCommand } = await secretsManagerSdk();
-  const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
-  if (!out.SecretString) throw new Error(`secret ${arn} has no string value`);
-  return out.SecretString;
 }

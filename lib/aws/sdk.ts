@@ -6,7 +6,8 @@
  * `import { X } from "@aws-sdk/…"` anywhere in the adapters would load that client in the
  * Lambda's init, used or not. A dynamic `import()` stays where it is written. So: DynamoDB and
  * SQS load on the first invocation, the Scheduler only for the first wake past SQS's 15-minute
- * delay, Secrets Manager only when the webhook secret is read, S3 only when a value is first
+ * delay, SSM or Secrets Manager only when the webhook secret is read (on a cold start, and only
+ * where one is configured), S3 only when a value is first
  * stored or read by reference. Types are imported statically
  * (`import type` costs nothing at run time).
  */
@@ -14,12 +15,14 @@ type DynamoDbSdk = typeof import("@aws-sdk/client-dynamodb");
 type SqsSdk = typeof import("@aws-sdk/client-sqs");
 type SchedulerSdk = typeof import("@aws-sdk/client-scheduler");
 type SecretsManagerSdk = typeof import("@aws-sdk/client-secrets-manager");
+type SsmSdk = typeof import("@aws-sdk/client-ssm");
 type S3Sdk = typeof import("@aws-sdk/client-s3");
 
 let dynamodb: Promise<DynamoDbSdk> | undefined;
 let sqs: Promise<SqsSdk> | undefined;
 let scheduler: Promise<SchedulerSdk> | undefined;
 let secretsManager: Promise<SecretsManagerSdk> | undefined;
+let ssm: Promise<SsmSdk> | undefined;
 let s3: Promise<S3Sdk> | undefined;
 
 /** `@aws-sdk/client-dynamodb`, loaded once. */
@@ -40,6 +43,11 @@ export function schedulerSdk(): Promise<SchedulerSdk> {
 /** `@aws-sdk/client-secrets-manager`, loaded once. */
 export function secretsManagerSdk(): Promise<SecretsManagerSdk> {
   return (secretsManager ??= import("@aws-sdk/client-secrets-manager"));
+}
+
+/** `@aws-sdk/client-ssm`, loaded once (only when the webhook secret is read from Parameter Store). */
+export function ssmSdk(): Promise<SsmSdk> {
+  return (ssm ??= import("@aws-sdk/client-ssm"));
 }
 
 /** `@aws-sdk/client-s3`, loaded once (only when a payload is first stored or read by reference). */

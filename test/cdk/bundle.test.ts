@@ -2,10 +2,12 @@
  * The function code `cdk deploy` would upload: the construct's real esbuild bundle of the order
  * workflow, loaded by plain Node (no tsx, no source conditions) in a fresh process per
  * invocation, like a Lambda cold start, with the environment the template gives the function.
- * It runs against DynamoDB Local and the SQS emulator. Two services have no local peer: Secrets
- * Manager (the secret ARN is swapped for the secret itself, WAYMARK_WEBHOOK_SECRET) and
- * EventBridge Scheduler (a small HTTP stand-in records the requests the bundle sends, to check
- * they carry the template's group, role, queue and DLQ). Everything else is the template's wiring.
+ * It runs against DynamoDB Local and the SQS emulator. Two services have no local peer, so small
+ * HTTP stand-ins answer what the bundle sends and record it: SSM Parameter Store (GetParameter and
+ * PutParameter over its JSON protocol, to check the bundle loads the SSM client, creates the
+ * webhook secret's parameter on its first cold start and reads it on every later one) and
+ * EventBridge Scheduler (to check the requests carry the template's group, role, queue and DLQ).
+ * Everything else is the template's wiring.
  */
 import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
@@ -59,20 +61,21 @@ describe("the bundle", () => {
   it("loads no SDK client when imported: every @aws-sdk import is a dynamic import(), made on first use", () => {
     const staticImports = [...code.matchAll(/\bfrom\s*["'](@aws-sdk\/[^"']+)["']/g)].map((m) => m[1]);
     expect(staticImports).toEqual([]);
-    for (const client of ["dynamodb", "sqs", "scheduler", "secrets-manager", "s3"]) expect(code).toContain(`import("@aws-sdk/client-${client}")`);
+    for (const client of ["dynamodb", "sqs", "scheduler", "ssm", "secrets-manager", "s3"]) expect(code).toContain(`import("@aws-sdk/client-${client}")`);
   });
 });
 
 describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emulator", () => {
-  const secret = "bundle-test-secret-0123456789abcdef0123456789abcdef";
   const demoDir = join(outdir, "demo");
   let env: Record<string, string>;
   let queueUrl: string;
   let store: DynamoJournalStore;
   let scheduler: { server: Server; endpoint: string; requests: Array<{ method: string; url: string; body: Record<string, unknown> }> };
+  let ssm: Awaited<ReturnType<typeof ssmStandIn>>;
 
   beforeAll(async () => {
     scheduler = await schedulerStandIn();
+    ssm = await ssmStandIn();
     const dynamodb = localDynamoClient();
     const tableName = await createJournalTable(dynamodb, "bundle");
     store = new DynamoJournalStore({ client: dynamodb, tableName, retentionDays: 30 });
@@ -92,8 +95,7 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
     };
     env = { WAYMARK_DEMO_DIR: demoDir };
     for (const [key, value] of Object.entries(fnResource.Properties.Environment.Variables)) {
-      if (key === ENV.webhookSecretArn) env[ENV.webhookSecret] = secret;
-      else if (typeof value === "string") env[key] = value;
+      if (typeof value === "string") env[key] = value;
       else env[key] = local[JSON.stringify(value)] ?? fail(`no local stand-in for ${key} = ${JSON.stringify(value)}`);
     }
   });
@@ -114,6 +116,7 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
       AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
       AWS_ENDPOINT_URL_SQS: inject("sqsEndpoint"),
       AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
+      AWS_ENDPOINT_URL_SSM: ssm.endpoint,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
     };
     // Asynchronous: the Scheduler stand-in answers from this process meanwhile.
@@ -145,6 +148,12 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
   it("starts the order, suspends it for approval, takes a signed signal through the Function URL, and ships it", async () => {
     const order = { orderId: "8472", sku: "LAMP-01", quantity: 1, amount: 129.5, email: "kim@example.com", address: "1 Harbour St" };
     expect(await invoke({ waymark: "start", runId: "order-1", input: order })).toMatchObject({ ok: true, runId: "order-1", created: true, status: "pending" });
+    // The first cold start made the webhook secret: the template's parameter, a SecureString, standard tier, never overwritten.
+    const name = env0[ENV.webhookSecretParameter];
+    expect(ssm.requests.map((r) => r.target)).toEqual(["GetParameter", "PutParameter", "GetParameter"]);
+    expect(ssm.requests[0]?.body).toEqual({ Name: name, WithDecryption: true });
+    expect(ssm.requests[1]?.body).toMatchObject({ Name: name, Type: "SecureString", Tier: "Standard", Overwrite: false, Value: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const secret = ssm.parameters.get(String(name))?.value ?? "";
 
     expect(await invoke(await nextWakeEvent())).toEqual({ batchItemFailures: [] });
     expect(await store.getRun("order-1")).toMatchObject({ status: "suspended", waitingFor: "signal:approval" });
@@ -166,6 +175,8 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
 
     expect(await invoke(await nextWakeEvent())).toEqual({ batchItemFailures: [] });
     expect(await store.getRun("order-1")).toMatchObject({ status: "completed", result: { status: "shipped", approvedBy: "ops" } });
+    // Every later cold start read the secret once and wrote nothing.
+    expect(ssm.requests.map((r) => r.target)).toEqual(["GetParameter", "PutParameter", "GetParameter", "GetParameter", "GetParameter", "GetParameter"]);
     // The approval came first: its timeout schedule is deleted.
     expect(scheduler.requests.map((r) => r.method)).toEqual(["POST", "DELETE"]);
     const path0 = (url: string | undefined) => new URL(url ?? "", "http://stand-in");
@@ -177,6 +188,44 @@ describe("the bundle, invoked as Lambda would, on DynamoDB Local and the SQS emu
     expect(await invoke({ waymark: "watchdog" })).toEqual({ woken: [] });
   });
 });
+
+/**
+ * Answers GetParameter and PutParameter (SSM's JSON 1.1 protocol: POST /, the operation in
+ * `X-Amz-Target`, errors as `__type`) from a map, as Parameter Store would, and records them.
+ */
+async function ssmStandIn() {
+  const requests: Array<{ target: string; body: Record<string, unknown> }> = [];
+  const parameters = new Map<string, { type: string; value: string }>();
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk: Buffer) => (raw += chunk.toString()));
+    req.on("end", () => {
+      const target = String(req.headers["x-amz-target"] ?? "").replace(/^AmazonSSM\./, "");
+      const body = (raw ? JSON.parse(raw) : {}) as { Name?: string; Value?: string; Type?: string; Overwrite?: boolean; WithDecryption?: boolean };
+      requests.push({ target, body: body as Record<string, unknown> });
+      const answer = (status: number, out: unknown) => {
+        res.writeHead(status, { "content-type": "application/x-amz-json-1.1" });
+        res.end(JSON.stringify(out));
+      };
+      const found = parameters.get(body.Name ?? "");
+      if (target === "GetParameter") {
+        if (!found) return answer(400, { __type: "ParameterNotFound", message: `Parameter ${body.Name} not found.` });
+        return answer(200, { Parameter: { Name: body.Name, Type: found.type, Value: body.WithDecryption ? found.value : "ciphertext", Version: 1 } });
+      }
+      if (target === "PutParameter") {
+        if (found && !body.Overwrite) return answer(400, { __type: "ParameterAlreadyExists", message: "The parameter already exists." });
+        parameters.set(body.Name ?? "", { type: body.Type ?? "String", value: body.Value ?? "" });
+        return answer(200, { Version: 1, Tier: "Standard" });
+      }
+      return answer(400, { __type: "InvalidAction", message: `the stand-in does not answer ${target}` });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("the SSM stand-in has no port");
+  return { endpoint: `http://127.0.0.1:${address.port}`, requests, parameters };
+}
 
 /** Answers CreateSchedule and DeleteSchedule (Scheduler's REST-JSON API) and records them. */
 async function schedulerStandIn(): Promise<{ server: Server; endpoint: string; requests: Array<{ method: string; url: string; body: Record<string, unknown> }> }> {

@@ -7,6 +7,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Stack } from "aws-cdk-lib";
+import { Match } from "aws-cdk-lib/assertions";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
+import * as ssm from "aws-cdk-lib/aws-ssm";
 import { describe, expect, it } from "vitest";
 import { JOURNAL_TABLE } from "waymark/aws";
 import { schedulesInGroup } from "waymark/cdk";
@@ -47,7 +51,8 @@ describe("the function's role", () => {
       }),
       allow({ Sid: "PassSchedulerRole", Action: "iam:PassRole", Resource: ref(durable.schedulerRole.roleArn), Condition: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } } }),
       allow({ Sid: "Payloads", Action: ["s3:PutObject", "s3:GetObject"], Resource: { "Fn::Join": ["", [ref(durable.payloadBucket?.bucketArn ?? ""), "/runs/*"]] } }),
-      allow({ Sid: "ReadWebhookSecret", Action: "secretsmanager:GetSecretValue", Resource: ref(durable.webhookSecret?.secretArn ?? "") }),
+      // The webhook secret's parameter, that one only: read it, and create it on the first read.
+      allow({ Sid: "WebhookSecret", Action: ["ssm:GetParameter", "ssm:PutParameter"], Resource: ref(durable.webhookSecret?.parameterArn ?? "") }),
       // Added by the SQS event source: what Lambda's poller does with the role.
       allow({
         Action: ["sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
@@ -78,7 +83,51 @@ describe("the function's role", () => {
       .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
     // Starting a child in another function is granted only by child.grantInvoke(parent)
     // (test/cdk/children.test.ts); sending its end to the parent's queue is sqs:SendMessage.
-    expect(new Set([...granted, "lambda:InvokeFunction"])).toEqual(sent);
+    // Reading a Secrets Manager secret is granted only when one is brought (below).
+    expect(new Set([...granted, "lambda:InvokeFunction", "secretsmanager:GetSecretValue"])).toEqual(sent);
+  });
+});
+
+describe("a webhook secret brought by the user", () => {
+  const policyText = (t: ReturnType<typeof synthDurable>) => JSON.stringify(t.template.findResources("AWS::IAM::Policy"));
+  const statement = (t: ReturnType<typeof synthDurable>, sid: string) =>
+    Object.values(t.template.findResources("AWS::IAM::Policy"))
+      .flatMap((p) => (p.Properties as { PolicyDocument: { Statement: Array<{ Sid?: string }> } }).PolicyDocument.Statement)
+      .filter((s) => s.Sid === sid);
+
+  it("a Secrets Manager secret: GetSecretValue on it, the ARN in the environment, nothing of SSM", () => {
+    const arn = `arn:aws:secretsmanager:eu-west-1:${ACCOUNT}:secret:orders-webhook-AbCdEf`;
+    const t = synthDurable({}, { props: (scope) => ({ webhookSecret: secretsmanager.Secret.fromSecretCompleteArn(scope, "Brought", arn) }) });
+    expect(statement(t, "ReadWebhookSecret")).toEqual([allow({ Sid: "ReadWebhookSecret", Action: "secretsmanager:GetSecretValue", Resource: arn })]);
+    expect(policyText(t)).not.toContain("ssm:");
+    t.template.hasResourceProperties("AWS::Lambda::Function", { Environment: { Variables: Match.objectLike({ WAYMARK_WEBHOOK_SECRET_ARN: arn }) } });
+    t.template.resourceCountIs("AWS::SecretsManager::Secret", 0);
+  });
+
+  it("an existing SecureString parameter: GetParameter on it and nothing more (no put: the runtime never creates it)", () => {
+    const t = synthDurable({}, { props: (scope) => ({ webhookSecret: ssm.StringParameter.fromSecureStringParameterAttributes(scope, "Brought", { parameterName: "/shared/orders-webhook" }) }) });
+    expect(statement(t, "WebhookSecret")).toEqual([
+      allow({ Sid: "WebhookSecret", Action: "ssm:GetParameter", Resource: { "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, `:ssm:eu-west-1:${ACCOUNT}:parameter/shared/orders-webhook`]] } }),
+    ]);
+    const vars = (Object.values(t.template.findResources("AWS::Lambda::Function"))[0]?.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables;
+    expect(vars.WAYMARK_WEBHOOK_SECRET_PARAMETER).toBe("/shared/orders-webhook");
+    expect(vars.WAYMARK_WEBHOOK_SECRET_CREATE).toBeUndefined();
+  });
+
+  it("webhookSecret.grantRead lets an operator's role read the secret, that one only", () => {
+    let ops: iam.Role | undefined;
+    const t = synthDurable({}, {
+      beforeSynth: (stack, durable) => {
+        ops = new iam.Role(stack, "Ops", { assumedBy: new iam.AccountPrincipal(ACCOUNT) });
+        durable.webhookSecret?.grantRead(ops);
+      },
+    });
+    if (!ops) throw new Error("no ops role");
+    const opsRole = ops;
+    const opsStatements = Object.values(t.template.findResources("AWS::IAM::Policy"))
+      .filter((p) => JSON.stringify((p.Properties as { Roles: unknown }).Roles) === JSON.stringify([{ Ref: t.id(opsRole) }]))
+      .flatMap((p) => (p.Properties as { PolicyDocument: { Statement: unknown[] } }).PolicyDocument.Statement);
+    expect(opsStatements).toEqual([allow({ Action: "ssm:GetParameter", Resource: t.ref(t.durable.webhookSecret?.parameterArn ?? "") })]);
   });
 });
 
@@ -129,6 +178,7 @@ async function requestsSentByLibAws(): Promise<Set<string>> {
     sqs: await import("@aws-sdk/client-sqs"),
     scheduler: await import("@aws-sdk/client-scheduler"),
     secretsmanager: await import("@aws-sdk/client-secrets-manager"),
+    ssm: await import("@aws-sdk/client-ssm"),
     s3: await import("@aws-sdk/client-s3"),
     lambda: await import("@aws-sdk/client-lambda"),
   };

@@ -20,8 +20,9 @@ describe("DurableFunction options", () => {
     t.template.resourceCountIs("AWS::Lambda::Url", 0);
     t.template.resourceCountIs("AWS::Lambda::Permission", 0);
     t.template.resourceCountIs("AWS::SecretsManager::Secret", 0);
-    expect(envOf(t)[ENV.webhookSecretArn]).toBeUndefined();
-    expect(JSON.stringify(t.template.findResources("AWS::IAM::Policy"))).not.toContain("secretsmanager:");
+    expect(Object.keys(envOf(t)).filter((k) => k.startsWith("WAYMARK_WEBHOOK_SECRET"))).toEqual([]);
+    expect(JSON.stringify(t.template.findResources("AWS::IAM::Policy"))).not.toMatch(/secretsmanager:|ssm:/);
+    expect(t.durable.webhookSecret).toBeUndefined();
     expect(t.durable.functionUrl).toBeUndefined();
     expect(Object.values(t.template.toJSON().Outputs as object).map((o: { Description: string }) => o.Description).join()).not.toContain("webhook");
   });
@@ -48,6 +49,7 @@ describe("DurableFunction options", () => {
       maxReceiveCount: 3,
       watchdogInterval: Duration.minutes(10),
       maxInvocationsPerRun: 500,
+      alarms: "full",
       oldestWakeAlarmAge: Duration.hours(1),
       alarmActions: [topic],
       environment: { LOG_LEVEL: "debug" },
@@ -63,6 +65,14 @@ describe("DurableFunction options", () => {
     expect(alarms.map((a) => (a.Properties as { AlarmActions?: unknown }).AlarmActions)).toEqual(Array.from({ length: 5 }, () => [topic.bind().alarmActionArn]));
   });
 
+  it("alarmActions go to the one default alarm; alarms.addAlarmAction adds to every alarm of the function", () => {
+    const ops = { bind: () => ({ alarmActionArn: "arn:aws:sns:eu-west-1:123456789012:ops" }) } satisfies cloudwatch.IAlarmAction;
+    const pager = { bind: () => ({ alarmActionArn: "arn:aws:sns:eu-west-1:123456789012:pager" }) } satisfies cloudwatch.IAlarmAction;
+    const t = synthDurable({ alarmActions: [ops] }, { beforeSynth: (_stack, durable) => durable.alarms.addAlarmAction(pager) });
+    const alarms = Object.values(t.template.findResources("AWS::CloudWatch::Alarm"));
+    expect(alarms.map((a) => (a.Properties as { AlarmActions?: unknown }).AlarmActions)).toEqual([[ops.bind().alarmActionArn, pager.bind().alarmActionArn]]);
+  });
+
   it("escape hatches: bundling and any function property override the defaults", () => {
     const t = synthDurable({ functionProps: { reservedConcurrentExecutions: 20, description: "orders" } });
     t.template.hasResourceProperties("AWS::Lambda::Function", { ReservedConcurrentExecutions: 20, Description: "orders", RecursiveLoop: "Allow" });
@@ -75,6 +85,8 @@ describe("DurableFunction options", () => {
     [{ retentionDays: 1.5 }, /retentionDays must be a positive integer/],
     [{ maxConcurrency: 1 }, /maxConcurrency/],
     [{ timeout: Duration.minutes(16) }, /timeout must be 1 s to 15 minutes/],
+    [{ oldestWakeAlarmAge: Duration.hours(1) }, /oldestWakeAlarmAge sets the oldest-wake alarm, which only alarms: "full" creates/],
+    [{ alarms: "some" as never }, /alarms must be one of minimal, full, none, got "some"/],
   ])("refuses %o", (props, message) => {
     expect(() => synthDurable(props)).toThrow(message);
   });

@@ -1,7 +1,8 @@
 /**
  * Retention in the construct: the journal table streams old images, and only TTL deletions of
  * meta items reach the function (filtered by the event source mapping, so steps, signals and
- * lease updates never invoke it), with bisect, bounded retries, a failure queue and its alarm.
+ * lease updates never invoke it), with bisect, bounded retries, a failure queue (and its alarm
+ * with `alarms: "full"`).
  */
 import { describe, expect, it } from "vitest";
 import { synthDurable } from "./stack.ts";
@@ -39,14 +40,22 @@ describe("retention of every item", () => {
     });
   });
 
-  it("the failure queue is encrypted, TLS only, kept 14 days, and alarmed on its first message", () => {
+  it("the failure queue is encrypted, TLS only, kept 14 days", () => {
     expect(resources[id(durable.retention.failureQueue)]?.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
     template.hasResourceProperties("AWS::SQS::QueuePolicy", {
       Queues: [ref(durable.retention.failureQueue.queueUrl)],
       PolicyDocument: { Statement: [{ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }] },
     });
-    expect(resources[id(durable.retention.failures)]?.Properties).toMatchObject({
+  });
+
+  it('is alarmed on its first message with alarms: "full" only (an alarm bills at rest)', () => {
+    expect(durable.retention.failures).toBeUndefined();
+    const full = synthDurable({ alarms: "full" });
+    const failures = full.durable.retention.failures;
+    if (!failures) throw new Error("no retention alarm");
+    expect((full.template.toJSON().Resources as typeof resources)[full.id(failures)]?.Properties).toMatchObject({
       MetricName: "ApproximateNumberOfMessagesVisible",
+      Dimensions: [{ Name: "QueueName", Value: full.ref(full.durable.retention.failureQueue.queueName) }],
       Threshold: 1,
       ComparisonOperator: "GreaterThanOrEqualToThreshold",
     });

@@ -23,6 +23,15 @@ export interface TestStack {
   ref: (token: string) => unknown;
 }
 
+export interface SynthOptions {
+  bundle?: boolean;
+  outdir?: string;
+  /** Props made in the stack (an imported secret needs a scope). */
+  props?: (stack: Stack) => Partial<DurableFunctionProps>;
+  /** Runs on the construct tree before the template is made. */
+  beforeSynth?: (stack: Stack, durable: DurableFunction) => void;
+}
+
 /**
  * Synthesizes a stack with one `DurableFunction` (the order workflow, `handler: "orderFlow"`).
  *
@@ -31,14 +40,15 @@ export interface TestStack {
  * const { template, ref, durable } = synthDurable({ webhook: false });
  * ```
  */
-export function synthDurable(props: Partial<DurableFunctionProps> = {}, options: { bundle?: boolean; outdir?: string } = {}): TestStack {
+export function synthDurable(props: Partial<DurableFunctionProps> = {}, options: SynthOptions = {}): TestStack {
   const app = new App({
     ...(options.outdir ? { outdir: options.outdir } : {}),
     // An empty list: no stack is bundled (the asset is a placeholder).
     context: options.bundle ? {} : { "aws:cdk:bundling-stacks": [] },
   });
   const stack = new Stack(app, "Test", { env: { account: ACCOUNT, region: REGION } });
-  const durable = new DurableFunction(stack, "Orders", { entry: ENTRY, handler: "orderFlow", ...props });
+  const durable = new DurableFunction(stack, "Orders", { entry: ENTRY, handler: "orderFlow", ...props, ...options.props?.(stack) });
+  options.beforeSynth?.(stack, durable);
   const template = Template.fromStack(stack);
   const id = (construct: { node: { defaultChild?: unknown } } | CfnElement): string => {
     const element = ("logicalId" in construct ? construct : construct.node.defaultChild) as CfnElement;
