@@ -24,7 +24,7 @@ afterAll(() => e2e.close());
 
 /** Runs the interleaving on a new run; returns once container A has released the lease. */
 async function continueWakeConsumedUnderLease(runId: string): Promise<void> {
-  await e2e.client.start("steps-flow", { runId, input: { steps: 4, holdMs: 100 } });
+  await e2e.client.start("steps-flow", { runId, input: { steps: 4, holdMs: 820 } });
   const containerB = e2e.mapping();
   const sqsA = e2eClients(peers()).sqs;
   let raced = false;
@@ -45,9 +45,10 @@ async function continueWakeConsumedUnderLease(runId: string): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (!start && Date.now() < deadline) start = (await e2e.receive("queue")).find((m) => parseWakeMessage(m.Body ?? "").runId === runId);
   if (!start) throw new Error(`no start wake for ${runId}`);
-  // A 200 ms function: two 100 ms steps, then it checkpoints (less than a quarter of its time left).
+  // A 2 s function: two 820 ms steps, then it checkpoints (less than a quarter of its time left),
+  // well before its deadline (the remaining time less a tenth), which a third step would pass.
   const event = { Records: [{ messageId: start.MessageId ?? "", body: start.Body ?? "", eventSource: "aws:sqs", attributes: { ApproximateReceiveCount: "1" } }] };
-  expect(await containerA(event, lambdaContext(200))).toEqual({ batchItemFailures: [] });
+  expect(await containerA(event, lambdaContext(2_000))).toEqual({ batchItemFailures: [] });
   await e2e.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: e2e.queues.queueUrl, ReceiptHandle: start.ReceiptHandle })); // as the event source mapping does
   sqsA.destroy();
   expect(raced, "A checkpointed through a continue wake").toBe(true);
