@@ -77,5 +77,5 @@ function packUnits(units: TimelineItem[][], endOf: (end: number | undefined) => 
 }
 
 function indexOf(context: string): number {
-  return Number(/(\d+)$/.exec(context)?.[1] ?? 0);
+  return Number(/(\d+)\]?$/.exec(context)?.[1] ?? 0);
 }

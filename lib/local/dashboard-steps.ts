@@ -34,7 +34,7 @@ export interface Segment {
 
 export interface TimelineItem {
   stepId: string;
-  /** The sub-context the step ran in: `""` for the run's own steps, `<mapId>/<index>` for a map item's. */
+  /** The sub-context the step ran in: `""` for the run's own steps, `<mapId>[<index>]` for a map item's, `<id>[<branch>]` for a parallel branch's. */
   context: string;
   /** What the contexts of one fan-out share (`<mapId>`); `""` for the run's own steps. */
   family: string;
@@ -67,15 +67,21 @@ export interface RunTimeline {
 }
 
 /**
- * The sub-context of a step id: its longest prefix that ends in an index segment.
+ * The sub-context of a step id: its longest prefix that ends in a sub-context segment, `[<label>]`
+ * (a `step.map` item or a `step.parallel` branch), or, in runs recorded by the old map, an index
+ * segment (`label/3`).
  *
  * @example
  * ```ts
- * contextOf("label/3/charge"); // { context: "label/3", family: "label" }
+ * contextOf("label[3]/charge"); // { context: "label[3]", family: "label" }
+ * contextOf("trip[flights]/book"); // { context: "trip[flights]", family: "trip" }
+ * contextOf("label/3/charge"); // { context: "label/3", family: "label" } (the old map)
  * contextOf("reserve"); // { context: "", family: "" }
  * ```
  */
 export function contextOf(stepId: string): { context: string; family: string } {
+  const scoped = /^(.*)\[([^\[\]/]+)\](?=\/|$)/.exec(stepId);
+  if (scoped) return { context: `${scoped[1] ?? ""}[${scoped[2] ?? ""}]`, family: scoped[1] ?? "" };
   const m = /^(.*)\/(\d+)(?=\/|$)/.exec(stepId);
   return m ? { context: `${m[1] ?? ""}/${m[2] ?? ""}`, family: m[1] ?? "" } : { context: "", family: "" };
 }

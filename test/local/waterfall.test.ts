@@ -78,6 +78,11 @@ describe("the time axis and lanes", () => {
     expect(contextOf("label/3/charge#2")).toEqual({ context: "label/3", family: "label" });
     expect(contextOf("m/1/sub/2/x")).toEqual({ context: "m/1/sub/2", family: "m/1/sub" });
     expect(contextOf("a/b")).toEqual({ context: "", family: "" });
+    // Sub-contexts as step.map and step.parallel journal them now: <id>[<index>]/ and <id>[<branch>]/.
+    expect(contextOf("label[3]/charge")).toEqual({ context: "label[3]", family: "label" });
+    expect(contextOf("label[3]/charge#2")).toEqual({ context: "label[3]", family: "label" });
+    expect(contextOf("trip[flights]/book")).toEqual({ context: "trip[flights]", family: "trip" });
+    expect(contextOf("m[1]/sub[2]/x")).toEqual({ context: "m[1]/sub[2]", family: "m[1]/sub" });
     const l = layoutWaterfall(
       run("completed", T + 500),
       entries(ok("prep", T, T + 50), ok("label/1", T + 60, T + 200), ok("label/0", T + 50, T + 150), ok("label/0/charge", T + 150, T + 300), ok("label/0/mail", T + 300, T + 400), ok("done", T + 400, T + 500)),
@@ -87,6 +92,14 @@ describe("the time axis and lanes", () => {
     expect(bar(l, "label/0/charge").lane).toBe("label/0");
     expect(bar(l, "label/0/mail").lane).toBe("label/0");
     expect(bar(l, "done").lane).toBe("run");
+    // The same with today's ids: items in index order (10 after 2), branches each on their own.
+    const n = layoutWaterfall(
+      run("completed", T + 500),
+      entries(ok("prep", T, T + 50), ok("label[10]/print", T + 60, T + 200), ok("label[2]/print", T + 50, T + 150), ok("label[2]/mail", T + 150, T + 300), ok("trip[hotel]/book", T + 50, T + 90), ok("done", T + 400, T + 500)),
+      T + 10_000,
+    );
+    expect(n.lanes.map((x) => x.label)).toEqual(["run", "label[2]", "label[10]", "trip[hotel]"]);
+    expect(bar(n, "label[2]/mail").lane).toBe("label[2]");
   });
 
   it(`shares lanes among the items of a fan-out of more than ${PACK_ABOVE}: concurrency 5 draws as 5 lanes`, () => {

@@ -24,7 +24,7 @@ export const fulfilment = durable({ name: "fulfilment", input: z.object({ orderI
     return { price: 42 };
   }, { retries: { attempts: 3, initialDelay: "400ms", jitter: 0 } });
   await Promise.all([step.run("fraud_check", () => pause(400)), step.run("stock_check", () => pause(250))]);
-  await step.map("label", ["north", "south", "east", "west"], async (zone) => (await pause(zone.length * 60), `${input.orderId}-${zone}`), { concurrency: 2 });
+  await step.map("label", ["north", "south", "east", "west"], (zone, item) => item.run("print", async () => (await pause(zone.length * 60), `${input.orderId}-${zone}`)), { concurrency: 2 });
   const approval = await step.waitForSignal("approval", { timeout: "1h" });
   if (!approval.received || !approval.payload.approved) return { status: "rejected" };
   await step.sleep("cool-off", "600ms");

@@ -78,7 +78,7 @@ describe("the run page's waterfall", () => {
     const page = await context.newPage();
     await page.goto(`${dev.url}/ui/runs/order-t1`);
     await expect(page.locator("h1 .status").textContent()).resolves.toBe("completed");
-    const steps = ["reserve", "quote", "fraud_check", "stock_check", "label/0", "label/1", "label/2", "label/3", "approval", "cool-off", "pay", "ship"];
+    const steps = ["reserve", "quote", "fraud_check", "stock_check", "label[0]/print", "label[1]/print", "label[2]/print", "label[3]/print", "approval", "cool-off", "pay", "ship"];
     for (const s of steps) await expect(bar(page, s).count(), s).resolves.toBe(1);
     // Every bar says what it is: a <title> as its tooltip and accessible name.
     await expect(page.locator("svg.wf-chart g.wf-item > title").count()).resolves.toBe(steps.length);
@@ -92,8 +92,8 @@ describe("the run page's waterfall", () => {
     await expect(laneOf(page, "fraud_check")).resolves.toBe("run");
     await expect(laneOf(page, "stock_check")).resolves.toBe("run ∥ 2");
     expect(Math.abs(fraud!.x - stock!.x)).toBeLessThan(5);
-    for (const i of [0, 1, 2, 3]) await expect(laneOf(page, `label/${i}`)).resolves.toBe(`label/${i}`);
-    expect((await box(bar(page, "label/0"))).y).toBeGreaterThan(stock!.y);
+    for (const i of [0, 1, 2, 3]) await expect(laneOf(page, `label[${i}]/print`)).resolves.toBe(`label[${i}]`);
+    expect((await box(bar(page, "label[0]/print"))).y).toBeGreaterThan(stock!.y);
     // The wait, with who answered; the sleep.
     await expect(bar(page, "approval").getAttribute("data-status")).resolves.toBe("signalled");
     await expect(bar(page, "approval").locator("title").textContent()).resolves.toMatch(/by signal "approval" .* from ana@shop\.test \(as they said\)/);
