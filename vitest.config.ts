@@ -7,8 +7,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Starts DynamoDB Local and the SQS emulator once per run (test/setup/global.ts).
     globalSetup: ["test/setup/global.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
   },
 });

@@ -29,8 +29,8 @@ export default defineConfig({
       // Minutes of worker processes killed at every step of the agent.
       "test/examples/agent-kill-points.test.ts",
     ],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
   },
 });

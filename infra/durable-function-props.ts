@@ -46,6 +46,12 @@ export interface DurableFunctionProps {
   /** The webhook: a Function URL, and the engine's secret to sign with. Without it, runs start by direct invocation only. @default true */
   readonly webhook?: boolean;
   /**
+   * OpenTelemetry tracing of steps and wakes (needs `@opentelemetry/api` in the bundle). Off, the
+   * tracing code is left out of the bundle (esbuild's `define` of `WAYMARK_TRACING`), as the
+   * webhook's routes and approver page are with `webhook: false`. @default false
+   */
+  readonly tracing?: boolean;
+  /**
    * The webhook secret, if you bring one: an existing SecureString parameter or Secrets Manager
    * secret. An engine setting. @default a standard SecureString parameter (free), which the
    * function creates with a random value on its first invocation (`…WebhookSecretParameter` output)

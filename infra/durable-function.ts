@@ -135,7 +135,15 @@ export class DurableFunction extends Construct {
       timeout,
       role: this.role,
       logGroup: this.logGroup,
-      bundling: durableBundling(props.bundling),
+      bundling: durableBundling({
+        ...props.bundling,
+        // Code this function never runs is left out of its bundle (see lib/aws/lambda.ts and runtime.ts).
+        define: {
+          ...(webhook ? {} : { "process.env.WAYMARK_WEBHOOK": JSON.stringify("off") }),
+          ...(props.tracing ? {} : { "process.env.WAYMARK_TRACING": JSON.stringify("off") }),
+          ...props.bundling?.define,
+        },
+      }),
       environment: {
         ...this.runtimeEnvironment(timeout, webhook, props),
         NODE_OPTIONS: "--enable-source-maps",

@@ -10,10 +10,8 @@
  *   DynamoDB stream      → retention: TTL deleted a run's meta item, delete the rest of the run
  */
 import { InvalidInputError, WaymarkError } from "../core/errors.ts";
-import { createHttpHandler } from "../http/handler.ts";
 import type { HttpHandler } from "../http/types.ts";
 import { CHILD_CANCEL, CHILD_START, cancelChildByInvoke, childEntryEvent, startChildByInvoke, viaChildEntry } from "./child-entry.ts";
-import { handleFunctionUrl } from "./function-url.ts";
 import { type LambdaContext, isDynamoStreamEvent, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
 import { handleRetentionStream } from "./retention-stream.ts";
 import { type AwsRuntime, type AwsRuntimeOptions, createAwsRuntime } from "./runtime.ts";
@@ -28,6 +26,37 @@ export class UnsupportedEventError extends WaymarkError {
 
 export type LambdaHandler = (event: unknown, context: LambdaContext) => Promise<unknown>;
 
+/** The webhook's code: its routes and the approver's page, and the Function URL adapter. */
+type WebhookCode = [typeof import("../http/handler.ts"), typeof import("./function-url.ts")];
+type Webhook = { http: HttpHandler; handle: WebhookCode[1]["handleFunctionUrl"] };
+
+/**
+ * The webhook's code, unless the build said this function serves none: a bundler that replaces
+ * `process.env.WAYMARK_WEBHOOK` with `"off"` (esbuild's `define`, as for a `webhook: false`
+ * function) drops these imports, and with them the routes and the approver's page. The same
+ * variable set at run time turns the webhook off too (Function URL requests get a 503).
+ */
+function webhookCode(): Promise<WebhookCode> | undefined {
+  return process.env.WAYMARK_WEBHOOK === "off" ? undefined : loadWebhookCode();
+}
+
+function loadWebhookCode(): Promise<WebhookCode> {
+  const code = Promise.all([import("../http/handler.ts"), import("./function-url.ts")]);
+  code.catch(() => {}); // awaited (and its failure thrown) only by a function that serves the webhook
+  return code;
+}
+
+function webhookOf(rt: AwsRuntime, secret: string, [{ createHttpHandler }, { handleFunctionUrl }]: WebhookCode): Webhook {
+  const http = createHttpHandler({
+    client: rt.client,
+    secret,
+    clock: rt.clock,
+    ...(rt.links ? { links: rt.links } : {}),
+    onFault: (err) => rt.log({ level: "error", event: "webhook-fault", runId: "", error: String(err) }),
+  });
+  return { http, handle: handleFunctionUrl };
+}
+
 /**
  * Creates the Lambda handler for a set of workflows. `durable()` does this for you when its
  * result is used as the handler; use this to host several workflows in one function.
@@ -39,26 +68,19 @@ export type LambdaHandler = (event: unknown, context: LambdaContext) => Promise<
  * ```
  */
 export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
-  let ready: Promise<{ rt: AwsRuntime; http: HttpHandler | undefined }> | undefined;
+  // Loading starts with the handler, as a static import would; only a function with a secret waits for it.
+  const code = webhookCode();
+  let ready: Promise<{ rt: AwsRuntime; webhook: Webhook | undefined }> | undefined;
   const init = async () => {
     const rt = await createAwsRuntime(options);
-    const http = rt.secret
-      ? createHttpHandler({
-          client: rt.client,
-          secret: rt.secret,
-          clock: rt.clock,
-          ...(rt.links ? { links: rt.links } : {}),
-          onFault: (err) => rt.log({ level: "error", event: "webhook-fault", runId: "", error: String(err) }),
-        })
-      : undefined;
-    return { rt, http };
+    return { rt, webhook: rt.secret && code ? webhookOf(rt, rt.secret, await code) : undefined };
   };
   return async (event, context) => {
     ready ??= init().catch((err: unknown) => {
       ready = undefined; // a failed cold start is retried by the next invocation
       throw err;
     });
-    const { rt, http } = await ready;
+    const { rt, webhook } = await ready;
     rt.logger?.addContext?.(context);
     // Through the child-entry alias (a parent function's only grant): child starts and cancels
     // only, judged on the whole event, and dispatched as such — never as a batch or a stream.
@@ -71,8 +93,8 @@ export function createLambdaHandler(options: AwsRuntimeOptions): LambdaHandler {
     if (isSqsEvent(event)) return handleWakeBatch(rt, event, context);
     if (isDynamoStreamEvent(event)) return handleRetentionStream(rt, event);
     if (isFunctionUrlEvent(event)) {
-      if (!http) return { statusCode: 503, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { name: "WebhookDisabled", message: "this function has no webhook secret configured" } }) };
-      return handleFunctionUrl(http, event);
+      if (!webhook) return { statusCode: 503, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { name: "WebhookDisabled", message: "this function has no webhook secret configured" } }) };
+      return webhook.handle(webhook.http, event);
     }
     switch (action) {
       case "start":

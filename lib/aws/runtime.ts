@@ -16,7 +16,6 @@ import { Engine, type LogEntry } from "../core/engine.ts";
 import { createJsonLogger, type Logger } from "../observe/logger.ts";
 import type { EmfOptions } from "../observe/metrics.ts";
 import { entrySink } from "../observe/sinks.ts";
-import { createTracing, loadOpenTelemetry, traceWakes } from "../observe/tracing.ts";
 import { createRegistry, type Registry } from "../core/registry.ts";
 import { createApprovalLinks } from "../http/tokens.ts";
 import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
@@ -111,8 +110,11 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
   const logger = o.logger ?? (o.log ? undefined : createJsonLogger());
   const metrics = o.metrics === true || (o.metrics === undefined && process.env.AWS_LAMBDA_FUNCTION_NAME) ? {} : o.metrics || undefined;
   const log = entrySink({ ...(o.log ? { log: o.log } : {}), ...(logger ? { logger } : {}), ...(metrics ? { metrics } : {}) });
-  const otel = o.tracing === false ? undefined : await loadOpenTelemetry();
-  const tracing = otel ? createTracing(async () => otel) : undefined;
+  // Loaded only when tracing is on: a build that replaces `process.env.WAYMARK_TRACING` with
+  // "off" (esbuild's `define`) leaves the tracing module and `@opentelemetry/api` out of the bundle.
+  const traces = process.env.WAYMARK_TRACING === "off" || o.tracing === false ? undefined : await import("../observe/tracing.ts");
+  const otel = await traces?.loadOpenTelemetry();
+  const tracing = traces && otel ? traces.createTracing(async () => otel) : undefined;
   const workflows = createRegistry(o.workflows);
   const store = new DynamoJournalStore({ client: o.clients?.dynamodb ?? (await createJournalDynamoClient()), tableName: config.tableName, retentionDays: config.retentionDays });
   // SQS and the Scheduler: created on first use when not injected (the Scheduler's SDK loads
@@ -147,7 +149,7 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
   });
   const engine = new Engine({
     ...ports,
-    ...(tracing ? { wakes: traceWakes(wakes, tracing), hooks: tracing.hooks } : {}),
+    ...(traces && tracing ? { wakes: traces.traceWakes(wakes, tracing), hooks: tracing.hooks } : {}),
     owner: `lambda:${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? process.pid}`,
     leaseTtlMs: config.leaseTtlMs,
     maxInvocations: config.maxInvocations,

@@ -141,7 +141,7 @@ describe.each([
     if (where()[0] === "--file") {
       const shown = JSON.parse((await cli("runs", "show", "c-3", "--json", ...where())).out) as { entries: Array<{ key: string; record?: { reason?: string } }> };
       expect(shown.entries.find((e) => e.key === "cancel")?.record?.reason).toBe("customer withdrew");
-      expect(await runtime.waitForRun("c-3", { timeoutMs: 10_000 })).toMatchObject({ status: "cancelled", error: { fields: { reason: "customer withdrew" } } });
+      expect(await runtime.waitForRun("c-3", { timeoutMs: 120_000 })).toMatchObject({ status: "cancelled", error: { fields: { reason: "customer withdrew" } } });
     }
     expect(JSON.parse((await cli("runs", "show", "c-3", "--json", ...where())).out)).toMatchObject({ run: { status: "cancelled" } });
     const again = await cli("runs", "cancel", "c-3", ...where());

@@ -70,7 +70,7 @@ describe("the CLI loads a TypeScript workflow module", () => {
     const url = await until("the dev server's URL", () => {
       if (dev.child.exitCode !== null) throw new Error(`waymark dev exited with ${dev.child.exitCode}: ${dev.errors()}`);
       return /dashboard: (http:\/\/\S+?)\/?$/m.exec(dev.output())?.[1];
-    }, 30_000);
+    }, 300_000);
     const form = await fetch(`${url}/ui/start`);
     expect(form.status).toBe(200);
     expect(await form.text()).toContain("greet");

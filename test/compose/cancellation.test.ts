@@ -115,7 +115,7 @@ describe("a step running when the cancel comes (real SQLite journal, the local r
     await rt.client.start(long, { runId: "l1", input: {} });
     await until("the step to start", () => signalSeen !== undefined);
     await rt.client.cancel("l1", { reason: "operator" });
-    const run = await rt.waitForRun("l1", { timeoutMs: 10_000 });
+    const run = await rt.waitForRun("l1", { timeoutMs: 120_000 });
     expect(run).toMatchObject({ status: "cancelled", error: { fields: { reason: "operator" } } });
     expect(signalSeen?.aborted).toBe(true);
     expect(calls.count("cleanup:l1")).toBe(1);

@@ -80,7 +80,7 @@ describe("step.invoke and step.start", () => {
     rt.start();
     try {
       await rt.client.start(parent, { runId: "lp1", input: {} });
-      expect(await rt.waitForRun("lp1", { timeoutMs: 10_000 })).toMatchObject({ status: "completed", result: "ch-7" });
+      expect(await rt.waitForRun("lp1", { timeoutMs: 120_000 })).toMatchObject({ status: "completed", result: "ch-7" });
       expect((await rt.client.get("lp1:pay")).status).toBe("completed");
     } finally {
       await rt.close();

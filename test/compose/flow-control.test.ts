@@ -35,7 +35,7 @@ describe("durable({ concurrency: { key, limit } })", () => {
       const ids = Array.from({ length: 200 }, (_, n) => `s-${n}`);
       // Runs of one customer arrive together (40 in a row): without the limit, the pool of 8 would run 8 of one key at once.
       for (const [n, id] of ids.entries()) await rt.client.start(sync, { runId: id, input: { customer: `c${Math.floor(n / 40)}`, n } });
-      for (const id of ids) expect((await rt.waitForRun(id, { timeoutMs: 60_000 })).status).toBe("completed");
+      for (const id of ids) expect((await rt.waitForRun(id, { timeoutMs: 120_000 })).status).toBe("completed");
       expect([...peak.values()].every((p) => p <= 2)).toBe(true);
       expect([...peak.values()]).toContain(2); // the limit was reached, not just respected
       expect(queued).toBeGreaterThan(0); // and runs did wait for it

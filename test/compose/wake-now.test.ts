@@ -80,7 +80,7 @@ describe("wake now", () => {
     const err: string[] = [];
     expect(await main(["runs", "wake", "cli", "--file", file], (l) => out.push(l), (l) => err.push(l))).toBe(0);
     expect(JSON.parse(out[0] ?? "{}")).toEqual({ runId: "cli", woken: ["cool-off"] });
-    expect((await local.waitForRun("cli", { timeoutMs: 30_000 })).status).toBe("completed");
+    expect((await local.waitForRun("cli", { timeoutMs: 120_000 })).status).toBe("completed");
     expect(await main(["runs", "wake", "cli", "--file", file], () => {}, (l) => err.push(l))).toBe(1);
     expect(err.join("\n")).toMatch(/finished|over|completed/);
 
@@ -90,6 +90,6 @@ describe("wake now", () => {
     const token = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? "";
     const posted = (await dashboard({ method: "POST", path: "/ui/runs/ui/wake", query: {}, headers: { "content-type": "application/x-www-form-urlencoded", host: "127.0.0.1:8787", "sec-fetch-site": "same-origin" }, body: `_csrf=${token}` }))!;
     expect(posted.status).toBe(303);
-    expect((await local.waitForRun("ui", { timeoutMs: 30_000 })).status).toBe("completed");
+    expect((await local.waitForRun("ui", { timeoutMs: 120_000 })).status).toBe("completed");
   });
 });

@@ -44,5 +44,5 @@ describe.each(["normal", "full"] as const)("a group commit killed with SIGKILL (
     } finally {
       db.close();
     }
-  }, 60_000);
+  }, 300_000);
 });

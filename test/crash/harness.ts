@@ -146,7 +146,7 @@ export class CrashLab {
   }
 
   /** Waits for the run to reach a terminal status and returns it. */
-  finished(runId: string, timeoutMs = 30_000): Promise<RunMeta> {
+  finished(runId: string, timeoutMs = 120_000): Promise<RunMeta> {
     return until(
       `run ${runId} to finish`,
       async () => {

@@ -34,7 +34,7 @@ const runtime = createLocalRuntime({
   },
 });
 runtime.start();
-await runtime.waitForRun(runId, { timeoutMs: 60_000 });
+await runtime.waitForRun(runId, { timeoutMs: 120_000 });
 await runtime.close();
 
 function required(name: string): string {

@@ -145,7 +145,7 @@ describe("the approver's page", () => {
     expect(expired.status).toBe(410);
     expect(expired.body).toContain("This link has expired");
     await runtime.client.cancel("p-1");
-    await runtime.waitForRun("p-1", { timeoutMs: 10_000 });
+    await runtime.waitForRun("p-1", { timeoutMs: 120_000 });
     const ended = await handler(browser(path("p-1")));
     expect(ended.status).toBe(410);
     expect(ended.body).toContain("Nothing left to decide");

@@ -55,7 +55,7 @@ describe("spans on the local runtime", () => {
     rt.start();
     try {
       await rt.client.start(tracedFlow, { runId: "traced-1", input: { n: 3 } });
-      expect((await rt.waitForRun("traced-1", { timeoutMs: 20_000 })).status).toBe("completed");
+      expect((await rt.waitForRun("traced-1", { timeoutMs: 120_000 })).status).toBe("completed");
     } finally {
       await rt.close();
     }

@@ -18,11 +18,11 @@ export class Gates {
     return this.calls.get(label)?.length ?? 0;
   }
 
-  /** Resolves once `n` calls of `label` have started (fails after 5 s). */
+  /** Resolves once `n` calls of `label` have started (fails after 60 s: a hang, not a slow machine). */
   async started(label: string, n = 1): Promise<void> {
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 60_000;
     while (this.count(label) < n) {
-      if (Date.now() > deadline) throw new Error(`gate "${label}": ${this.count(label)} of ${n} calls started after 5 s`);
+      if (Date.now() > deadline) throw new Error(`gate "${label}": ${this.count(label)} of ${n} calls started after 60 s`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 20);
@@ -38,8 +38,12 @@ export class Gates {
   }
 }
 
-/** Settles a promise or fails after `ms`: a hang becomes a clear test failure. */
+/**
+ * Settles a promise or fails after `ms` (at least a minute): a hang becomes a clear test failure.
+ * The floor keeps a busy machine (two suites at once on two cores) from reading as a hang.
+ */
 export async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  ms = Math.max(ms, 60_000);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: did not settle within ${ms} ms`)), ms);

@@ -5,7 +5,7 @@
 export async function until<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
+  timeoutMs = 120_000,
   intervalMs = 20,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

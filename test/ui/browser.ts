@@ -54,7 +54,7 @@ export async function startWaymark(args: string[], env: Record<string, string> =
   const url = await until(`waymark ${args[0] ?? ""} to print its URL`, () => {
     if (child.exitCode !== null) throw new Error(`waymark ${args[0] ?? ""} exited: ${text}`);
     return /dashboard: (http:\/\/\S+?)\/\n/.exec(text)?.[1];
-  }, 60_000);
+  }, 300_000);
   return {
     url,
     child,

@@ -26,7 +26,7 @@ beforeAll(async () => {
   dev = await startWaymarkDev("functions/order-flow.ts", dir, { WAYMARK_DEMO_DIR: join(dir, "demo"), WAYMARK_WEBHOOK_SECRET: "ui-test-secret-0123456789abcdef0123" });
   api = createLocalRuntime({ workflows: [orderFlow], file: join(dir, "journal.db") }); // a client on the same file; the dev process runs the runs
   browser = await launchBrowser();
-}, 90_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();

@@ -33,7 +33,7 @@ const finished = (runId: string) =>
   until(`${runId} to finish`, async () => {
     const r = await api.client.get(runId);
     return TERMINAL_STATUSES.has(r.status) ? r : undefined;
-  }, 90_000);
+  }, 300_000);
 
 beforeAll(async () => {
   dev = await startWaymarkDev("test/ui/timeline-flows.ts", dir);

@@ -8,7 +8,7 @@ import { CancelledError, InvalidInputError, RunConflictError, type SerializedErr
 import { metaRef } from "../payloads.ts";
 import { JOURNAL_VERSION, keys, type ParentRecord } from "../records.ts";
 import { CHILD_END_MAX_BYTES, CHILD_SIGNAL, type ChildEnd, type ChildOutcome, type ChildPort, type ParentRef } from "../children.ts";
-import { TERMINAL_STATUSES } from "../../ports.ts";
+import { type RunMeta, TERMINAL_STATUSES } from "../../ports.ts";
 import { validate } from "../validate.ts";
 import { zodIssues } from "../zod-issues.ts";
 import { askToCancel } from "./cancel.ts";
@@ -117,9 +117,26 @@ export async function lastWordToParent(p: RunPorts, runId: string, end: { type: 
 }
 
 /**
- * Records a child's end as the `__child` signal bound to the parent's wait, marks the parent due
- * and wakes it. Idempotent: the signal id is the child's run id. The AWS runtime calls it when a
- * child in another deployment sends its end to this one's queue.
+ * Records a child's end as the `__child` signal bound to the parent's wait and, if the parent
+ * needs it, marks it due and wakes it. Idempotent: the signal id is the child's run id. The AWS
+ * runtime calls it when a child in another deployment sends its end to this one's queue.
+ *
+ * A parent with many children would otherwise take a `markDue` and a wake per child, all on its
+ * one meta item, and wake once per child. After the signal is written, the parent is read (one
+ * consistent read, no write) and left alone when it will see the signal anyway:
+ *
+ * - it holds a lease in the signal's incarnation: the invocation that holds it either reads the
+ *   journal after it releases (the signal handshake of engine-settle.ts: it writes its waits,
+ *   releases, then reads the signals, so a signal written before that read is seen, and it wakes
+ *   itself), or it ends without releasing (a crash, a deadline), and then its `wakeAt` is the
+ *   lease's expiry, which the watchdog and the failover find;
+ * - it is already due (`wakeAt` passed: another child, a timer or a signal marked it, and its wake
+ *   is on its way; if that wake was lost, the watchdog finds the run by that due time);
+ * - it has ended.
+ *
+ * Otherwise (suspended, or queued, and not due; another incarnation; a run not found) it is
+ * marked due and woken, as before. So a run is never left suspended with a signal it has not
+ * seen and no due time: the lost-wake guarantee rests on `wakeAt` as it always did.
  */
 export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome }: ChildEnd): Promise<void> {
   const { store, clock, wakes } = p;
@@ -127,6 +144,15 @@ export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome
   const signalId = `child:${childRunId}`;
   const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload: outcome, waitId: parent.waitId };
   await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
+  if (willSee(await store.getRun(parent.runId), parent.incarnation ?? 1, now)) return;
   await store.markDue(parent.runId, now);
   await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
+}
+
+/** Whether the parent, as read after its signal was written, sees that signal without a wake (see `deliverChildEnd`). */
+function willSee(run: RunMeta | undefined, incarnation: number, now: number): boolean {
+  if (!run) return false;
+  if (TERMINAL_STATUSES.has(run.status)) return true;
+  if ((run.incarnation ?? 1) !== incarnation) return false;
+  return run.lease !== undefined || (run.wakeAt !== undefined && run.wakeAt <= now);
 }

@@ -1,0 +1,61 @@
+/**
+ * Issue 19, item 3: a child's end costs its parent one write, the `__child` signal. It marks the
+ * parent due and wakes it only when the parent would not see the signal otherwise: not when the
+ * parent is already due (another child woke it), nor while an invocation holds its lease (that
+ * invocation reads the signals after it releases, and wakes itself). Each interleaving is exact,
+ * on a real SQLite journal; the lost-wake guarantee is checked as the watchdog sees it (the
+ * parent is due, `listDueRuns` finds it).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { durable } from "waymark";
+import { PausingStore } from "../support/pausing-store.ts";
+import { type SqliteLab, sqliteLab } from "../support/sqlite-lab.ts";
+
+let lab: SqliteLab;
+afterEach(() => lab?.close());
+
+const kid = durable({ name: "kid", input: z.object({ i: z.number() }) }, async ({ i }, step) => step.run("work", () => i * 10));
+const parent = durable({ name: "kids-parent", input: z.object({}) }, async (_in, step) =>
+  Promise.all([0, 1, 2].map((i) => step.invoke(`kid-${i}`, kid, { input: { i }, runId: `kid-${i}` }))),
+);
+
+const parentSignalWakes = () => lab.scheduled.filter((w) => w.runId === "p" && w.reason === "signal").length;
+
+describe("a child's end and its parent", () => {
+  it("wakes a parent that is suspended and not due, then not again while it is due; a lost wake leaves it due for the watchdog; a parent holding its lease wakes itself", async () => {
+    lab = sqliteLab([parent, kid]);
+    const client = lab.client();
+    await client.start(parent, { runId: "p", input: {} });
+    expect(await lab.engine("E").invoke("p")).toMatchObject({ status: "suspended" });
+    expect((await lab.store.getRun("p"))?.wakeAt).toBeUndefined();
+
+    // The first child ends: the parent was not due, so it is marked due and woken.
+    expect(await lab.engine("E").invoke("kid-0")).toMatchObject({ status: "completed" });
+    expect(parentSignalWakes()).toBe(1);
+    expect((await lab.store.getRun("p"))?.wakeAt).toBe(lab.clock.now());
+
+    // The second ends while that wake is on its way: the parent is due, nothing more is written.
+    lab.clock.advance(5);
+    expect(await lab.engine("E").invoke("kid-1")).toMatchObject({ status: "completed" });
+    expect(parentSignalWakes()).toBe(1);
+
+    // Say that one wake was lost: the watchdog finds the parent by its due time.
+    await lab.wakes.cancel("p", "signal");
+    expect((await lab.store.listDueRuns(lab.clock.now(), 10)).map((r) => r.runId)).toContain("p");
+
+    // The watchdog's invocation of the parent is held just before it releases the lease, and
+    // the last child ends meanwhile: it leaves the parent alone (the lease is held)...
+    const pausing = new PausingStore(lab.store);
+    const held = pausing.hold("releaseLease", "before", (args) => args[0] === "p");
+    const watchdog = lab.engine("W", pausing.store).invoke("p");
+    await held.reached;
+    expect(await lab.engine("E").invoke("kid-2")).toMatchObject({ status: "completed" });
+    expect(parentSignalWakes()).toBe(1);
+    // ...and the parent, once released, reads the signals and wakes itself.
+    held.release();
+    expect(await watchdog).toMatchObject({ status: "suspended" });
+    expect(parentSignalWakes()).toBe(2);
+    expect(await lab.engine("E").invoke("p")).toEqual({ status: "completed", result: [0, 10, 20] });
+  });
+});
