@@ -31,6 +31,9 @@ import { S3PayloadStore } from "./s3-payloads.ts";
 import { LambdaChildren } from "./remote-children.ts";
 import { readWebhookSecret, type SecretReader, webhookSecretSource } from "./webhook-secret.ts";
 
+/** How often, at most, an invocation looks for a cancellation beside its appends (see `EngineOptions.cancelProbeMs`). */
+export const AWS_CANCEL_PROBE_MS = 250;
+
 export type { SecretReader } from "./webhook-secret.ts";
 
 export interface AwsRuntimeOptions {
@@ -153,6 +156,9 @@ export async function createAwsRuntime(o: AwsRuntimeOptions): Promise<AwsRuntime
     owner: `lambda:${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? process.pid}`,
     leaseTtlMs: config.leaseTtlMs,
     maxInvocations: config.maxInvocations,
+    // A cancellation probe is a GetItem beside the append: look at most every 250 ms, so quick
+    // steps cost one PutItem each and a cancel still stops the next step within 250 ms.
+    cancelProbeMs: AWS_CANCEL_PROBE_MS,
     links: links ?? linksWithoutSecret(SECRET_HINTS.aws),
     ...(o.journalLimits ? { journalLimits: o.journalLimits } : {}),
     remote,

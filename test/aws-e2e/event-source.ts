@@ -100,14 +100,14 @@ export class EventSourceMapping {
    * once `deadlineMs` has passed, saying what it waited for.
    */
   async runUntil(done: () => Promise<boolean> | boolean, options: { deadlineMs?: number; pollers?: number; what?: string } = {}): Promise<void> {
-    const deadline = Date.now() + (options.deadlineMs ?? 20_000);
+    const deadline = Date.now() + (options.deadlineMs ?? 120_000);
     let finished = false;
     const loop = async (): Promise<void> => {
       try {
         while (!finished) {
           if (await done()) break;
           if (Date.now() > deadline) {
-            throw new Error(`event source loop: ${options.what ?? "condition"} not met within ${options.deadlineMs ?? 20_000} ms (${this.invocations.length} invocations)`);
+            throw new Error(`event source loop: ${options.what ?? "condition"} not met within ${options.deadlineMs ?? 120_000} ms (${this.invocations.length} invocations)`);
           }
           if ((await this.pollOnce()) === 0) await delay(25);
         }
