@@ -211,7 +211,9 @@ export interface Step<S extends SignalMap = SignalMap, I = unknown> {
    * Runs `fn` for every item, each in a durable sub-context: the item's `step` has every
    * operation (run, sleep, waitForSignal, invoke, a nested map…), journaled under the item's
    * scope (`<name>[<index>]/…`) and replayed exactly. At most `concurrency` items run at once
-   * (default 10); an item asleep or waiting frees its slot unless `holdSlotWhileWaiting`.
+   * (default 10); an item asleep, waiting for a signal or for a retry frees its slot unless
+   * `holdSlotWhileWaiting`; an item waiting for a child it invoked keeps it (so `concurrency`
+   * bounds the children running at once).
    * Results in item order; failures fail-fast (the lowest index's) or `collect`ed.
    *
    * @example

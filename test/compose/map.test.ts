@@ -171,6 +171,31 @@ describe("step.map items are durable sub-contexts", () => {
     expect((await rt.get("g:row:1:col:2:mul")).status).toBe("completed");
   });
 
+  it("an item waiting for its child keeps its slot: concurrency bounds the children running at once", async () => {
+    const child = durable({ name: "held-child", input: z.object({ n: z.number() }), signals: { go: z.object({}) } }, async ({ n }, step) => {
+      await step.waitForSignal("go");
+      return n;
+    });
+    const wf = durable({ name: "kids", input: z.object({}) }, async (_in, step) =>
+      step.map("kids", [0, 1, 2, 3], (n, item) => item.invoke("pay", child, { input: { n } }), { concurrency: 2 }),
+    );
+    const rt = createTestRuntime({ workflows: [wf, child] });
+    const kid = (i: number) => `p:kids:${i}:pay`;
+    const started = async () => {
+      const out: number[] = [];
+      for (const i of [0, 1, 2, 3]) if (await rt.get(kid(i)).then(() => true, () => false)) out.push(i);
+      return out;
+    };
+    await rt.start(wf, { runId: "p", input: {} });
+    expect(await started()).toEqual([0, 1]);
+    await rt.signal(kid(1), "go", {});
+    expect(await started()).toEqual([0, 1, 2]);
+    for (const i of [0, 2]) await rt.signal(kid(i), "go", {});
+    expect(await started()).toEqual([0, 1, 2, 3]);
+    await rt.signal(kid(3), "go", {});
+    expect(await rt.get("p")).toMatchObject({ status: "completed", result: [0, 1, 2, 3] });
+  });
+
   it("step.parallel runs named branches in sub-contexts and returns their results by name", async () => {
     const wf = durable({ name: "trip", input: z.object({}) }, async (_in, step) =>
       step.parallel("book", {

@@ -225,6 +225,19 @@ export const parentFlow = durable(
 );
 
 /**
+ * `kids` children of {@link childFlow} fanned out by `step.map` at `concurrency`, each item a
+ * durable sub-context that `invoke`s its child (run `<runId>:kids:<i>:pay`), then `sum` over the receipts.
+ */
+export const fanChildrenFlow = durable(
+  { name: "crash-fan-children", input: z.object({ kids: z.number().int().positive(), concurrency: z.number().int().positive(), chargeMs: z.number().int().nonnegative() }) },
+  async ({ kids, concurrency, chargeMs }, step) => {
+    const ids = Array.from({ length: kids }, (_, i) => `kid-${i}`);
+    const receipts = await step.map("kids", ids, (orderId, item) => item.invoke("pay", childFlow, { input: { orderId, amount: 1, chargeMs } }), { concurrency });
+    return step.run("sum", () => ({ children: receipts.length, charges: receipts.map((r) => r.chargeId) }));
+  },
+);
+
+/**
  * A loop over items `cursor` … `total - 1` in batches of `batch`: one step `item-<i>` per item
  * (named by the item, so a step id says which incarnation it belongs to), adding its result to
  * `sum`; after each batch but the last, `step.continueAsNew` with the next cursor and the sum so
@@ -299,4 +312,4 @@ function lane(ev: LaneLine["ev"], runId: string, customer: string, stepId: strin
 
 export { orderFlow };
 
-export const crashWorkflows: AnyWorkflow[] = [orderFlow, napFlow, relayFlow, fanFlow, chargeFlow, mapFlow, sagaFlow, childFlow, parentFlow, loopFlow, laneFlow];
+export const crashWorkflows: AnyWorkflow[] = [orderFlow, napFlow, relayFlow, fanFlow, chargeFlow, mapFlow, sagaFlow, childFlow, parentFlow, fanChildrenFlow, loopFlow, laneFlow];

@@ -9,6 +9,7 @@ import { DeliveryOrder } from "../delivery-order.ts";
 import { serializeError } from "../error-codec.ts";
 import { CancelledError, LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "../errors.ts";
 import { Cancellation } from "../cancellation.ts";
+import { CHILD_SIGNAL } from "../children.ts";
 import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "../json.ts";
 import { loadRef } from "../payloads.ts";
 import { Later } from "../lazy.ts";
@@ -224,11 +225,15 @@ export class ExecutionCore {
     return never();
   }
 
-  /** The code waits here: the execution may suspend; the scopes it runs in hear of it (a map frees the item's slot). */
+  /**
+   * The code waits here: the execution may suspend; the scopes it runs in hear of it (a map frees
+   * the item's slot). A wait for a child does not free it: the child is the item's work in
+   * flight, so `concurrency` bounds the children a map runs at once.
+   */
   block<T>(scope: Scope, blocker: Blocker): Promise<T> {
     this.blockers.push(blocker);
     this.emit({ stepId: blocker.stepId, kind: blocker.reason === "sleep" ? "sleep" : blocker.reason === "timeout" ? "wait" : "run", outcome: "blocked" });
-    scope.blocked();
+    if (blocker.signal !== CHILD_SIGNAL) scope.blocked();
     this.checkQuiescent();
     return never();
   }
