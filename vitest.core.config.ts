@@ -24,6 +24,7 @@ export default defineConfig({
       "test/contract/dynamodb-store.test.ts",
       "test/hardening/value-limits.test.ts",
       "test/lifecycle/history-check.test.ts",
+      "test/lifecycle/runtime-options.test.ts",
       "test/payloads/stores.test.ts",
       "test/cli/runs-verbs.test.ts",
       // Minutes of worker processes killed at every step of the agent.
