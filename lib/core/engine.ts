@@ -22,6 +22,17 @@ import type { EngineOptions, InvocationResult, InvokeOptions } from "./engine-ty
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
 const RETRY_AFTER_FAULT_MS = 5_000;
 
+/** How long an ending invocation that holds a slot waits for step functions it stopped waiting for. */
+const SLOT_HANDOVER_GRACE_MS = 5_000;
+
+/** Whether no body of the invocation runs any more, waiting up to the grace (and never past its slot's expiry). */
+async function bodiesStopped(hold: Hold, now: number, ttl: number): Promise<boolean> {
+  if ((hold.bodiesInFlight?.() ?? 0) === 0) return true;
+  const grace = Math.min(SLOT_HANDOVER_GRACE_MS, (hold.slot?.expiresAt ?? now) - expiryMargin(ttl) - now);
+  if (grace <= 0 || !hold.bodiesSettled) return false;
+  return (await hold.bodiesSettled(grace)) && (hold.bodiesInFlight?.() ?? 0) === 0;
+}
+
 let engines = 0;
 
 export class Engine {
@@ -81,9 +92,11 @@ export class Engine {
       throw err;
     } finally {
       heartbeat.stop();
-      // The slot goes with the invocation, handed to the first queued run of its key — unless a
-      // body still runs (the invocation lost its lease mid-step): then it lapses with the lease.
-      if (hold.slot && !hold.abandoned && (hold.bodiesInFlight?.() ?? 0) === 0) await protocol.leaveSlot(hold.slot, runId).catch(() => {});
+      // The slot goes with the invocation, handed to the first queued run of its key — once no
+      // body of this run still runs (a step stopped by a cancel or its timeout stops waiting for
+      // its function, which may go on): the invocation waits a little for such bodies, and if one
+      // is still running then (or the invocation lost its lease mid-step), the slot lapses instead.
+      if (hold.slot && !hold.abandoned && (await bodiesStopped(hold, clock.now(), ttl))) await protocol.leaveSlot(hold.slot, runId).catch(() => {});
     }
   }
 
@@ -156,6 +169,7 @@ export class Engine {
       ...(this.o.hooks?.attempt ? { aroundAttempt: this.o.hooks.attempt } : {}),
     });
     hold.bodiesInFlight = () => execution.bodiesInFlight;
+    hold.bodiesSettled = (ms) => execution.bodiesSettled(ms);
     hold.onLost = () => execution.stop(new LeaseLostError(runId, "a lease renewal was refused: another invocation owns the run, or it ended"));
     if (cancelReason === undefined) {
       hold.onCancel = (reason) => {

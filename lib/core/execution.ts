@@ -41,9 +41,17 @@ export class Execution {
     return this.core.cancelledWakes;
   }
 
-  /** Step bodies (and reads by reference) still running: after an abort, they may outlive the execution. */
+  /**
+   * Steps, reads by reference and user step functions still running: after an abort (or a step
+   * stopped by its timeout or a cancellation), a function may outlive its step and the execution.
+   */
   get bodiesInFlight(): number {
-    return this.core.inflight;
+    return this.core.inflight + this.core.bodies;
+  }
+
+  /** Resolves true once no user step function runs any more, or false after `ms`. */
+  bodiesSettled(ms: number): Promise<boolean> {
+    return this.core.bodiesSettled(ms);
   }
 
   /** True once this execution knows of a cancellation request. */

@@ -105,7 +105,7 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
       // a journal write that fails aborts the invocation instead (see `write`).
       let value: T;
       try {
-        const body = () => runAttempt(`${core.journalId}/${stepId}`, stepId, fn, attempt, timeoutMs, compensation ? undefined : core.cancellation.signal, core.timers);
+        const body = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.counted(() => fn(ctx)), attempt, timeoutMs, compensation ? undefined : core.cancellation.signal, core.timers);
         const around = o.aroundAttempt;
         value = around ? await around({ runId: o.runId, workflow: o.workflow.name, stepId, attempt }, body) : await body();
         assertJsonSafe(value, `result of step "${stepId}"`);

@@ -25,6 +25,8 @@ export interface Hold {
   slot?: { scope: string; limit: number; expiresAt: number };
   /** Bodies still running when the invocation ended (after a lost lease): its slot is then left to expire. */
   bodiesInFlight?: () => number;
+  /** Resolves true once no step function of the invocation runs, or false after `ms`. */
+  bodiesSettled?: (ms: number) => Promise<boolean>;
   /** What this invocation did, for its `invocation` line. */
   counts: { executed: number; replayed: number; retries: number };
 }
