@@ -8,6 +8,7 @@ import type { Blocker, Execution, Outcome } from "./execution.ts";
 import { serializeError } from "./error-codec.ts";
 import { CancelledError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import type { EngineContext } from "./engine-prepare.ts";
+import { giveUpSlot } from "./engine-slot.ts";
 import type { InvocationResult } from "./engine-types.ts";
 import { isTooLargeForStore } from "./execution.ts";
 import { jsonBytes } from "./json.ts";
@@ -21,7 +22,7 @@ import type { Grant } from "./run/leases.ts";
 export type EndOutcome = { type: "completed"; result: unknown } | { type: "failed"; error: SerializedError } | { type: "cancelled"; reason: string; result?: unknown };
 
 /** Ends the run under this invocation's lease. A result the store refuses as too large fails the run instead, once. */
-export async function end(c: EngineContext, g: Grant, outcome: EndOutcome, stored?: unknown): Promise<InvocationResult> {
+export async function end(c: EngineContext, g: Grant, outcome: EndOutcome, stored?: unknown, hold?: Hold): Promise<InvocationResult> {
   let ok: boolean;
   try {
     ok = await c.protocol.finish(
@@ -36,9 +37,12 @@ export async function end(c: EngineContext, g: Grant, outcome: EndOutcome, store
     // The store's own limit (input and result share the run's item): fail the run, once.
     if (outcome.type !== "completed" || !isTooLargeForStore(err)) throw err;
     const tooLarge = new ValueTooLargeError("the run's result", jsonBytes(outcome.result), (err as { limitBytes?: number }).limitBytes ?? 0);
-    return end(c, g, { type: "failed", error: serializeError(tooLarge) });
+    return end(c, g, { type: "failed", error: serializeError(tooLarge) }, undefined, hold);
   }
   if (!ok) return { status: "lost-lease" };
+  // Ended under this lease: no invocation can take the run's slot again, so it is freed now (once
+  // no step function of the run still runs).
+  if (hold) await giveUpSlot(c, hold, true);
   if (outcome.type === "cancelled") return { status: "cancelled", reason: outcome.reason };
   return outcome.type === "completed" ? { status: "completed", result: outcome.result } : { status: "failed", error: outcome.error };
 }
@@ -61,7 +65,7 @@ export async function settle(c: EngineContext, hold: Hold, execution: Execution,
   await execution.sideEffectsSettled();
   if (outcome.type === "aborted") {
     // A value by reference that is gone or altered: no retry can mend it, the run fails.
-    if (isPayloadFault(outcome.error)) return end(c, g, { type: "failed", error: serializeError(outcome.error) });
+    if (isPayloadFault(outcome.error)) return end(c, g, { type: "failed", error: serializeError(outcome.error) }, undefined, hold);
     if (!outcome.leaseLost) throw outcome.error;
     // Lost an append race, or outlived the lease by our own clock (no renewal was refused):
     // free the run if the lease is still ours and have it continue at once, so the next
@@ -74,6 +78,8 @@ export async function settle(c: EngineContext, hold: Hold, execution: Execution,
     return { status: "lost-lease" };
   }
   if (outcome.type === "continued") {
+    // The next incarnation's invocation may take the run's slot: it is freed first.
+    await giveUpSlot(c, hold);
     if (!(await protocol.continueAsNew(g, s.view, outcome.input))) return { status: "lost-lease" };
     return { status: "continued", incarnation: g.incarnation + 1 };
   }
@@ -82,13 +88,15 @@ export async function settle(c: EngineContext, hold: Hold, execution: Execution,
   if (s.parent && (outcome.type === "completed" || outcome.type === "failed" || outcome.type === "cancelled")) await protocol.notifyParent(s.parent, g.runId, outcome);
   // The run's own deadline wake is pointless once it ends.
   if (s.runDeadline !== undefined && outcome.type !== "suspended") await wakes.cancel(g.runId, "deadline").catch(() => {});
-  if (outcome.type === "cancelled") return end(c, g, outcome);
+  if (outcome.type === "cancelled") return end(c, g, outcome, undefined, hold);
   if (outcome.type === "completed" && c.payloads) {
     // A large run result goes by reference too (the meta item holds the input beside it).
     const ref = await c.payloads.offload(g.runId, s.createdAt, outcome.result);
-    if (ref) return end(c, g, outcome, toMetaRef(ref));
+    if (ref) return end(c, g, outcome, toMetaRef(ref), hold);
   }
-  if (outcome.type !== "suspended") return end(c, g, outcome);
+  if (outcome.type !== "suspended") return end(c, g, outcome, undefined, hold);
+  // The run's next invocation may take its slot: it is freed before the lease is released.
+  await giveUpSlot(c, hold);
   return suspend(c, g, outcome.blockers, execution, s.cancelKnownAtStart ? undefined : s.runDeadline);
 }
 

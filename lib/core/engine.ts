@@ -12,6 +12,7 @@ import { type EngineContext, prepare } from "./engine-prepare.ts";
 import { abandon, end, settle } from "./engine-settle.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
 import { Payloads } from "./payloads.ts";
+import { giveUpSlot } from "./engine-slot.ts";
 import { expiryMargin, heldUntil, type Hold } from "./run/heartbeat.ts";
 import { RunProtocol } from "./run/protocol.ts";
 import { systemTimers } from "../ports.ts";
@@ -21,17 +22,6 @@ import type { EngineOptions, InvocationResult, InvokeOptions } from "./engine-ty
 
 /** After a fault, the run is due again this soon (the watchdog's backstop if no wake comes). */
 const RETRY_AFTER_FAULT_MS = 5_000;
-
-/** How long an ending invocation that holds a slot waits for step functions it stopped waiting for. */
-const SLOT_HANDOVER_GRACE_MS = 5_000;
-
-/** Whether no body of the invocation runs any more, waiting up to the grace (and never past its slot's expiry). */
-async function bodiesStopped(hold: Hold, now: number, ttl: number): Promise<boolean> {
-  if ((hold.bodiesInFlight?.() ?? 0) === 0) return true;
-  const grace = Math.min(SLOT_HANDOVER_GRACE_MS, (hold.slot?.expiresAt ?? now) - expiryMargin(ttl) - now);
-  if (grace <= 0 || !hold.bodiesSettled) return false;
-  return (await hold.bodiesSettled(grace)) && (hold.bodiesInFlight?.() ?? 0) === 0;
-}
 
 let engines = 0;
 
@@ -88,15 +78,16 @@ export class Engine {
     } catch (err) {
       // A fault (the store, the wake queue): free the run for a retry soon, so a redelivered wake
       // does not find it "busy" until the lease expires. Best effort.
-      if (!hold.lost && !hold.abandoned) await protocol.suspend(grant, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+      if (!hold.lost && !hold.abandoned) {
+        await giveUpSlot(this.c, hold);
+        await protocol.suspend(grant, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+      }
       throw err;
     } finally {
       heartbeat.stop();
-      // The slot goes with the invocation, handed to the first queued run of its key — once no
-      // body of this run still runs (a step stopped by a cancel or its timeout stops waiting for
-      // its function, which may go on): the invocation waits a little for such bodies, and if one
-      // is still running then (or the invocation lost its lease mid-step), the slot lapses instead.
-      if (hold.slot && !hold.abandoned && (await bodiesStopped(hold, clock.now(), ttl))) await protocol.leaveSlot(hold.slot, runId).catch(() => {});
+      // A slot freed at the end (engine-slot.ts) goes to the first queued run of its key; one not
+      // freed (the lease lost, a step function still running) lapses at its expiry.
+      if (hold.freedSlot) await protocol.handOnSlot(hold.freedSlot).catch(() => {});
     }
   }
 
@@ -128,7 +119,7 @@ export class Engine {
     if (admission.type === "wait") return admission.result;
     if (admission.slot) hold.slot = admission.slot;
     const limit = checkJournalLimits({ ...DEFAULT_JOURNAL_LIMITS, ...this.o.journalLimits }, runId, journal.records, this.o.log, journal.bytes);
-    if (limit) return end(this.c, g, { type: "failed", error: serializeError(limit) });
+    if (limit) return end(this.c, g, { type: "failed", error: serializeError(limit) }, undefined, hold);
 
     // 4. Run the workflow. Every append can tell it of a cancellation requested meanwhile (at
     // most `cancelProbeMs` after the last time it looked), so none is left to the heartbeat.

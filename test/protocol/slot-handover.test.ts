@@ -6,6 +6,11 @@
  * still running: two bodies of a limit-1 key at once. Now the ending invocation waits (a little)
  * for the functions it stopped waiting for before it hands the slot on; one that keeps running
  * past that lets the slot lapse rather than be handed over.
+ *
+ * The next soak's finding (seed 1859318779): slots belong to runs, so a worker that had lost its
+ * lease on r1 (it outlived it) freed, at its end, the slot that r1's next invocation held — and
+ * the next run of the key started beside that invocation's body. Now a slot is freed only while
+ * the invocation provably holds the lease, before the write that gives it up.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -73,5 +78,38 @@ describe("a flow-control slot", () => {
     gates.open("r2/b", 0, "B");
     expect(await within(60_000, "r2's invocation", second)).toEqual({ status: "completed", result: "done" });
     expect(runsAtOnce).toBe(1); // never bodies of two runs of the key at once
+  });
+
+  it("is not freed by an invocation that lost the run's lease: the run's next invocation keeps it", async () => {
+    const gates = new Gates();
+    const bodies: string[] = [];
+    const flow = durable({ name: "limited2", input: z.object({ key: z.string() }), concurrency: { key: (i) => i.key, limit: 1 } }, async (_in, step) => {
+      const label = step.runId;
+      await step.run("a", async () => (bodies.push(`${label}/a`), gates.wait(`${label}/a`)));
+      await step.run("b", () => "b");
+      return "done";
+    });
+    lab = sqliteLab([flow]);
+    const client = lab.client();
+    await client.start(flow, { runId: "r1", input: { key: "k" } });
+    await client.start(flow, { runId: "r2", input: { key: "k" } });
+    // Worker A runs r1 and holds the slot; r2 queues.
+    const a = lab.engine("A", lab.store, { leaseTtlMs: 30_000 }).invoke("r1");
+    await gates.started("r1/a");
+    expect(await lab.engine("Q", lab.store, { leaseTtlMs: 30_000 }).invoke("r2")).toMatchObject({ status: "queued" });
+    // A outlives its lease (frozen): worker B takes r1 over, keeps r1's slot, and runs a again.
+    lab.clock.advance(31_000);
+    const b = lab.engine("B", lab.store, { leaseTtlMs: 600_000 }).invoke("r1");
+    await gates.started("r1/a", 2);
+    // A thaws: its body ends, it learns the lease is gone, and ends without freeing the slot.
+    gates.open("r1/a", 0, "first");
+    expect(await within(60_000, "worker A", a)).toEqual({ status: "lost-lease" });
+    // B's body of a still runs: r2 must not get the slot.
+    const retry = lab.engine("Q2", lab.store, { leaseTtlMs: 30_000 }).invoke("r2");
+    const r2Started = until("r2 to start a body", () => bodies.includes("r2/a") && ("started a body" as const));
+    expect(await Promise.race([retry, r2Started])).toMatchObject({ status: "queued" });
+    expect(bodies).toEqual(["r1/a", "r1/a"]);
+    gates.open("r1/a", 1, "second");
+    expect(await within(60_000, "worker B", b)).toMatchObject({ status: "lost-lease" }); // A recorded a first
   });
 });

@@ -69,9 +69,8 @@ export async function promote(o: FlowPorts, scope: string, limit: number): Promi
   }
 }
 
-/** Frees the run's slot and hands it on to the first queued run that still waits. */
+/** Frees an ended run's slot and hands it on to the first queued run that still waits (an ended run is in no invocation that could hold it). */
 export async function leave(o: FlowPorts, slot: { scope: string; limit: number }, runId: string): Promise<void> {
   await o.store.freeSlot(slot.scope, runId);
   await promote(o, slot.scope, slot.limit);
 }
-

@@ -25,6 +25,10 @@ export interface Hold {
   slot?: { scope: string; limit: number; expiresAt: number };
   /** Bodies still running when the invocation ended (after a lost lease): its slot is then left to expire. */
   bodiesInFlight?: () => number;
+  /** The slot's renewal in flight, if any (a slot is freed only once it has settled). */
+  slotRenewal?: Promise<unknown>;
+  /** The slot this invocation freed at its end, to hand on once the run's lease is given up. */
+  freedSlot?: { scope: string; limit: number };
   /** Resolves true once no step function of the invocation runs, or false after `ms`. */
   bodiesSettled?: (ms: number) => Promise<boolean>;
   /** What this invocation did, for its `invocation` line. */
@@ -87,7 +91,7 @@ export function startHeartbeat(p: RunPorts, timers: Timers, ttl: number, hold: H
         if (slot) {
           // The slot lasts as long as the lease; one taken over meanwhile (it expired) is lost, and so is the run.
           const expiresAt = g.expiresAt;
-          p.store.takeSlot(slot.scope, slot.limit, { runId: g.runId, expiresAt }, p.clock.now()).then(
+          hold.slotRenewal = p.store.takeSlot(slot.scope, slot.limit, { runId: g.runId, expiresAt }, p.clock.now()).then(
             (kept) => (kept ? (slot.expiresAt = Math.max(slot.expiresAt, expiresAt)) : lose()),
             () => {},
           );

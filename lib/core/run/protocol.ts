@@ -35,7 +35,7 @@ import { type Admission, type AdmissionRun, admit, unhosted } from "./admission.
 import { type CancelAnswer, cancelRun } from "./cancel.ts";
 import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWordToParent, notifyParent } from "./children.ts";
 import { continueAsNew } from "./continue.ts";
-import { leave } from "./flow.ts";
+import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
 import { type Appended, append, cancelRequested, load, requestOwnCancel, signalArrived } from "./journal.ts";
 import { finish, type Grant, grant, type Refusal, release } from "./leases.ts";
@@ -111,9 +111,18 @@ export class RunProtocol {
     return continueAsNew(this.ports, g, view, input);
   }
 
-  /** Frees a flow-control slot and hands it to the first queued run that still waits. */
-  leaveSlot(slot: { scope: string; limit: number }, runId: string): Promise<void> {
-    return leave(this.ports, slot, runId);
+  /**
+   * Frees the run's flow-control slot. Only while the invocation provably holds the run's lease:
+   * slots belong to runs, so once another invocation of the run holds the lease, the slot it
+   * holds is the same one (see `engine-slot.ts`).
+   */
+  freeSlot(slot: { scope: string }, runId: string): Promise<void> {
+    return this.ports.store.freeSlot(slot.scope, runId);
+  }
+
+  /** Hands free slots of the scope to the first queued runs that still wait. */
+  handOnSlot(slot: { scope: string; limit: number }): Promise<void> {
+    return promote(this.ports, slot.scope, slot.limit);
   }
 
   /** Starts and cancels children of a parent in `incarnation`. */
