@@ -86,8 +86,6 @@ export interface ExecutionOptions {
   payloads?: Payloads;
   /** Mints the links `waitForSignal({ notify })` hands out. */
   links?: ApprovalLinks;
-  /** Without `links`: how to configure them on this runtime (named in the error a `notify` gets). */
-  linksHint?: string;
   /** The run's `createdAt`, which links are bound to (a later run reusing the id gets other links). */
   runCreatedAt: number;
   onStep?: (event: StepEvent) => void;

@@ -163,7 +163,7 @@ async function notify(scope: Scope, waitId: string, signal: string, timeoutAt: n
   const links = o.links;
   const send = options.notify;
   if (!core.ownsLease() || !send) return never();
-  if (!links) throw new WorkflowDefinitionError(`wait "${waitId}" asks for an approval link, but this runtime has no webhook secret configured${o.linksHint ? `: ${o.linksHint}` : ""}`);
+  if (!links) throw new WorkflowDefinitionError(`wait "${waitId}" asks for an approval link, but this runtime has no webhook secret configured`);
   const approvers = options.approvers === undefined ? [undefined] : checkApprovers(waitId, options.approvers);
   const minted = approvers.map((approver) => {
     const claims = { runId: o.runId, waitId, signal, runCreatedAt: o.runCreatedAt, issuedAt, ...(timeoutAt === undefined ? {} : { expiresAt: timeoutAt }) };
