@@ -9,9 +9,10 @@
  * Faults are armed per operation with a predicate on the call's arguments, and fire once each.
  */
 import type { JournalStore } from "../../lib/ports.ts";
+import { interceptStore, type StoreOp } from "./intercept-store.ts";
 
 export type LostResponseMode = "retry" | "throw";
-type Op = keyof JournalStore;
+type Op = StoreOp;
 
 interface Fault {
   op: Op;
@@ -37,21 +38,14 @@ export class LostResponseStore {
   constructor(inner: JournalStore) {
     const faults = this.faults;
     const fired = this.fired;
-    this.store = new Proxy(inner, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (typeof value !== "function") return value;
-        return async (...args: unknown[]) => {
-          const call = () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          const fault = faults.find((f) => !f.fired && f.op === prop && f.when(args));
-          if (!fault) return call();
-          fault.fired = true;
-          fired.push(String(prop));
-          await call(); // applied; this answer never reaches the caller
-          if (fault.mode === "throw") throw new LostResponseError(String(prop));
-          return call();
-        };
-      },
+    this.store = interceptStore(inner, async (op, args, call) => {
+      const fault = faults.find((f) => !f.fired && f.op === op && f.when(args));
+      if (!fault) return call();
+      fault.fired = true;
+      fired.push(op);
+      await call(); // applied; this answer never reaches the caller
+      if (fault.mode === "throw") throw new LostResponseError(op);
+      return call();
     });
   }
 

@@ -5,8 +5,9 @@
  * where the seams of the run protocol were.
  */
 import type { JournalStore } from "../../lib/ports.ts";
+import { interceptStore, type StoreOp } from "./intercept-store.ts";
 
-type Op = keyof JournalStore;
+type Op = StoreOp;
 
 export interface Held {
   /** Resolves once the call has arrived (and, for `after`, been applied). */
@@ -33,28 +34,21 @@ export class PausingStore {
 
   constructor(inner: JournalStore) {
     const traps = this.traps;
-    this.store = new Proxy(inner, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (typeof value !== "function") return value;
-        return async (...args: unknown[]) => {
-          const call = () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          const trap = traps.find((t) => !t.used && t.op === prop && t.when(args));
-          if (!trap) return call();
-          trap.used = true;
-          if (trap.phase === "before") {
-            trap.arrived(args);
-            const err = await trap.gate;
-            if (err) throw err;
-            return call();
-          }
-          const answer = await call();
-          trap.arrived(args);
-          const err = await trap.gate;
-          if (err) throw err;
-          return answer;
-        };
-      },
+    this.store = interceptStore(inner, async (op, args, call) => {
+      const trap = traps.find((t) => !t.used && t.op === op && t.when(args));
+      if (!trap) return call();
+      trap.used = true;
+      if (trap.phase === "before") {
+        trap.arrived(args);
+        const err = await trap.gate;
+        if (err) throw err;
+        return call();
+      }
+      const answer = await call();
+      trap.arrived(args);
+      const err = await trap.gate;
+      if (err) throw err;
+      return answer;
     });
   }
 
