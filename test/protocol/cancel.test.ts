@@ -6,10 +6,14 @@
  *   stood, and no compensation ran. A finish now says what it expects;
  * - a cancel written while a step body runs was seen only at the heartbeat (a third of the
  *   lease later), after further forward steps had started; now the body's own journal write sees it;
- * - once delivered, a `Promise.all` sibling kept going forward ("steps after it run normally").
+ * - once delivered, a `Promise.all` sibling kept going forward ("steps after it run normally");
+ * - (soak seed 470717138) a cancel of a queued run ended it and then failed to take it out of its
+ *   queue; retried, it found the run ended and left the entry for ever. Out of the queue first.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { CancelledError, durable } from "waymark";
+import { flowScope } from "../../lib/core/flow-control.ts";
 import { Counter, Empty } from "../core/helpers.ts";
 import { Gates, within } from "../support/gates.ts";
 import { PausingStore } from "../support/pausing-store.ts";
@@ -127,5 +131,37 @@ describe("cancelling a run", () => {
     expect(await lab.client().cancel("t4")).toEqual({ outcome: "already-ended", status: "cancelled" });
     expect(await lab.engine("W").invoke("t4")).toEqual({ status: "finished" });
     expect(calls.calls).toEqual([]);
+  });
+
+  it("a queued run's cancel that fails half-way, retried, leaves nothing in the queue", async () => {
+    const gates = new Gates();
+    const flow = durable({ name: "one-at-a-time", input: z.object({ key: z.string() }), concurrency: { key: (i) => i.key, limit: 1 } }, async (_in, step) =>
+      step.run("work", () => gates.wait(step.runId)),
+    );
+    lab = sqliteLab([flow]);
+    const client = lab.client();
+    await client.start(flow, { runId: "q1", input: { key: "k" } });
+    await client.start(flow, { runId: "q2", input: { key: "k" } });
+    const holder = lab.engine("W", lab.store, { leaseTtlMs: 600_000 }).invoke("q1");
+    await gates.started("q1");
+    expect(await lab.engine("W2").invoke("q2")).toMatchObject({ status: "queued" });
+    const scope = flowScope("one-at-a-time", "k");
+    expect((await lab.store.peek(scope))?.runId).toBe("q2");
+    // The cancel's queue write fails once; the caller retries the cancel.
+    const pausing = new PausingStore(lab.store);
+    const dequeue = pausing.hold("dequeue", "before");
+    const first = lab.client(pausing.store).cancel("q2", { reason: "no longer needed" });
+    await dequeue.reached;
+    dequeue.fail(new Error("the journal is unreachable"));
+    await expect(first).rejects.toThrow(/unreachable/);
+    await lab.client().cancel("q2", { reason: "no longer needed" });
+    // Whatever the retry could do now, once the canceller's lease has lapsed the run ends
+    // cancelled, and its queue holds nobody.
+    lab.clock.advance(31_000);
+    await lab.engine("W3").invoke("q2");
+    expect((await lab.store.getRun("q2"))?.status).toBe("cancelled");
+    expect(await lab.store.peek(scope)).toBeUndefined();
+    gates.open("q1", 0, "done");
+    expect(await within(60_000, "q1", holder)).toEqual({ status: "completed", result: "done" });
   });
 });

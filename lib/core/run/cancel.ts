@@ -107,12 +107,15 @@ async function cancelQueued(p: RunPorts, run: RunMeta, reason: string): Promise<
     await release(p, g, { now: p.clock.now(), wakeAt: p.clock.now(), status: "queued", ...(waitingFor === undefined ? {} : { waitingFor }) });
     return false;
   }
-  const finished = await finish(p, run.runId, { now: p.clock.now(), status: "cancelled", error: serializeError(new CancelledError(reason)), expect: { token: g.token } });
   const scope = waitingFor?.startsWith("queued:") ? waitingFor.slice("queued:".length) : undefined;
+  // Out of the queue first, under the lease: once it has ended, nothing says which queue it was
+  // in (a retried cancel finds it ended), so an entry left behind by a fault would stay. A run
+  // taken out and then not ended (a fault) is still queued, and its recheck wake queues it again.
+  if (scope !== undefined) await p.store.dequeue(scope, { runId: run.runId, at: run.createdAt });
+  const finished = await finish(p, run.runId, { now: p.clock.now(), status: "cancelled", error: serializeError(new CancelledError(reason)), expect: { token: g.token } });
   const limit = p.workflows.get(run.workflow)?.concurrency?.limit;
-  if (scope !== undefined) {
-    // Out of the queue; a slot handed to it meanwhile goes to the next in line.
-    await p.store.dequeue(scope, { runId: run.runId, at: run.createdAt });
+  if (scope !== undefined && finished) {
+    // A slot handed to it meanwhile goes to the next in line.
     if (limit === undefined) await p.store.freeSlot(scope, run.runId);
     else await leave(p, { scope, limit }, run.runId);
   }
