@@ -60,7 +60,7 @@ export interface DurableFunctionProps {
   /**
    * The webhook's public base URL (a custom domain in front of the function), so approval links
    * are complete URLs → `WAYMARK_PUBLIC_URL`. The Function URL cannot be used here on the first
-   * deploy (see the README); without it, links carry only their token path.
+   * deploy (see docs/guides/aws.md, "Approval links and the function's own URL"); without it, links carry only their token path.
    */
   readonly publicUrl?: string;
   /** What happens to the logs, and to the journal table and payload bucket of an engine this function makes, when the stack goes. `DESTROY` also turns off deletion protection. @default RemovalPolicy.RETAIN */

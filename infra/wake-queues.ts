@@ -36,7 +36,7 @@ export class WakeQueues extends Construct {
     // The timeout + the lease TTL + start-up slack, not AWS's generic 6× the timeout: a wake
     // stays hidden while its invocation can run, and the message of an invocation that crashed
     // reappears as soon as its lease has lapsed, so that the run resumes within this much (the
-    // README's worst case). A wake seen twice is harmless (the lease, write-once records).
+    // the worst case in docs/guides/failover.md). A wake seen twice is harmless (the lease, write-once records).
     const visibility = Duration.seconds(failoverTimings(props.functionTimeout.toSeconds()).visibilityTimeoutSeconds);
     const common = {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
