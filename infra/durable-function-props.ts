@@ -13,6 +13,7 @@ import type { WebhookSecretOption } from "./webhook-secret.ts";
 /** The runtime the function gets unless `functionProps.runtime` says otherwise: the newest Lambda Node runtime Waymark is tested on. */
 export const DEFAULT_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
+/** `DurableFunction`'s props: the entry and handler, and every setting with its default. */
 export interface DurableFunctionProps {
   /** The file that exports the workflow (`durable()`'s result is the handler). */
   readonly entry: string;

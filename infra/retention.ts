@@ -30,6 +30,10 @@ export const TTL_REMOVE_FILTER = {
   dynamodb: { Keys: { sk: { S: ["meta"] } } },
 } as const;
 
+/**
+ * `Retention`'s props: the journal table whose stream it reads and the function that deletes
+ * expired runs' records.
+ */
 export interface RetentionProps {
   table: dynamodb.TableV2;
   fn: lambda.IFunction;

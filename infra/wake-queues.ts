@@ -10,6 +10,10 @@ import { failoverTimings } from "waymark/aws";
 /** SQS's largest message (1 MiB); the default is 256 KiB. */
 export const MAX_MESSAGE_BYTES = 1_048_576;
 
+/**
+ * `WakeQueues`' props: the consuming function's timeout and the receives before the dead-letter
+ * queue.
+ */
 export interface WakeQueuesProps {
   /** The consuming function's timeout: the visibility timeout is derived from it (`failoverTimings`). */
   functionTimeout: Duration;

@@ -63,18 +63,31 @@ function isHidden(member: ts.ClassElement | ts.TypeElement): boolean {
   return (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) !== 0;
 }
 
+/** Parameters as a caller reads them: no modifiers, a default value shown as `?`. */
+function callerParameters(params: ts.NodeArray<ts.ParameterDeclaration>): ts.ParameterDeclaration[] {
+  const f = ts.factory;
+  return params.map((p) =>
+    f.updateParameterDeclaration(p, undefined, p.dotDotDotToken, p.name, p.questionToken ?? (p.initializer ? f.createToken(ts.SyntaxKind.QuestionToken) : undefined), p.type, undefined),
+  );
+}
+
+function withoutAsync(modifiers: ts.NodeArray<ts.ModifierLike> | readonly ts.ModifierLike[] | undefined): ts.ModifierLike[] | undefined {
+  const kept = modifiers?.filter((m) => m.kind !== ts.SyntaxKind.AsyncKeyword);
+  return kept && kept.length > 0 ? kept : undefined;
+}
+
 /** A class member without its body or initializer; undefined for what a reader cannot use. */
-function publicMember(member: ts.ClassElement): ts.ClassElement | undefined {
+function publicMember(member: ts.ClassElement, checker: ts.TypeChecker): ts.ClassElement | undefined {
   if (isHidden(member) || ts.isClassStaticBlockDeclaration(member) || ts.isSemicolonClassElement(member)) return undefined;
   const f = ts.factory;
   if (ts.isMethodDeclaration(member)) {
-    return f.updateMethodDeclaration(member, member.modifiers, member.asteriskToken, member.name, member.questionToken, member.typeParameters, member.parameters, member.type, undefined);
+    return f.updateMethodDeclaration(member, withoutAsync(member.modifiers), member.asteriskToken, member.name, member.questionToken, member.typeParameters, callerParameters(member.parameters), member.type, undefined);
   }
-  if (ts.isConstructorDeclaration(member)) {
-    const params = member.parameters.map((p) => f.updateParameterDeclaration(p, undefined, p.dotDotDotToken, p.name, p.questionToken, p.type, undefined));
-    return f.updateConstructorDeclaration(member, member.modifiers, params, undefined);
+  if (ts.isConstructorDeclaration(member)) return f.updateConstructorDeclaration(member, member.modifiers, callerParameters(member.parameters), undefined);
+  if (ts.isPropertyDeclaration(member)) {
+    const type = member.type ?? checker.typeToTypeNode(checker.getTypeAtLocation(member), undefined, ts.NodeBuilderFlags.NoTruncation);
+    return f.updatePropertyDeclaration(member, member.modifiers, member.name, member.questionToken ?? member.exclamationToken, type, undefined);
   }
-  if (ts.isPropertyDeclaration(member)) return f.updatePropertyDeclaration(member, member.modifiers, member.name, member.questionToken ?? member.exclamationToken, member.type, undefined);
   if (ts.isGetAccessorDeclaration(member)) return f.updateGetAccessorDeclaration(member, member.modifiers, member.name, member.parameters, member.type, undefined);
   if (ts.isSetAccessorDeclaration(member)) return f.updateSetAccessorDeclaration(member, member.modifiers, member.name, member.parameters, undefined);
   return member;
@@ -86,7 +99,7 @@ function declarationNode(node: ts.Declaration, name: string, symbol: ts.Symbol, 
     // With overloads, the implementation's signature is not callable: show the overloads only.
     const overloads = siblings.filter((d) => ts.isFunctionDeclaration(d) && !d.body);
     if (node.body && overloads.length > 0) return undefined;
-    return f.updateFunctionDeclaration(node, keptModifiers(node)?.filter((m) => m.kind !== ts.SyntaxKind.AsyncKeyword), node.asteriskToken, node.name, node.typeParameters, node.parameters, node.type, undefined);
+    return f.updateFunctionDeclaration(node, withoutAsync(keptModifiers(node)), node.asteriskToken, node.name, node.typeParameters, callerParameters(node.parameters), node.type, undefined);
   }
   if (ts.isClassDeclaration(node)) {
     const members: ts.ClassElement[] = [];
@@ -96,7 +109,7 @@ function declarationNode(node: ts.Declaration, name: string, symbol: ts.Symbol, 
         const overloaded = node.members.some((m) => m !== member && ts.isMethodDeclaration(m) && !m.body && m.name.getText() === member.name.getText());
         if (overloaded) continue;
       }
-      const kept = publicMember(member);
+      const kept = publicMember(member, checker);
       if (kept) members.push(kept);
     }
     return f.updateClassDeclaration(node, keptModifiers(node), node.name, node.typeParameters, node.heritageClauses, members);
