@@ -15,7 +15,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["waymark-source"] } },
   test: {
     include: [
-      "test/{core,contract,local,compose,golden,http,hardening,ai,lifecycle,payloads,examples,cli,create,docs}/**/*.test.ts",
+      "test/{core,contract,local,compose,golden,http,hardening,ai,lifecycle,payloads,examples,cli,create}/**/*.test.ts",
       "test/crash/order-flow.test.ts",
       "test/crash/two-workers.test.ts",
     ],
