@@ -20,7 +20,7 @@ export interface FunctionBundle {
   share: { waymark: number; example: number; zod: number; zodLocales: number; other: number };
 }
 
-/** The example functions the README deploys or describes, by entry and exported handler. */
+/** The example functions the docs deploy or describe (docs/guides/performance.md), by entry and exported handler. */
 export const EXAMPLES = [
   { name: "order-flow", entry: "functions/order-flow.ts", handler: "orderFlow" },
   { name: "charge-flow", entry: "functions/charge-flow.ts", handler: "chargeFlow" },

@@ -7,7 +7,7 @@
  * handler behind the event source loop, on DynamoDB Local and the SQS emulator, both started
  * here). It takes a batch of runs and is SIGKILLed at a random moment of the invocation, inside
  * step bodies. This process then plays the next container: per run, kill → its first step body
- * re-started here, beside the bound the README states (the visibility timeout).
+ * re-started here, beside the bound docs/guides/failover.md states (the visibility timeout).
  *
  * Figures only, never assertions. Run: node --conditions=waymark-source --import tsx bench/failover-aws.ts
  */

@@ -6,7 +6,7 @@
  * Written only against the public API, as a user would.
  */
 // zod/mini: the same schemas as classic zod, tree-shakable, so this Lambda's bundle carries only
-// the checks it uses (see the README's bundle figures). Classic `zod` works the same way.
+// the checks it uses (see the bundle figures in docs/guides/performance.md). Classic `zod` works the same way.
 import * as z from "zod/mini";
 import { CancelledError, durable, StepFailedError } from "waymark";
 import { FakePayments } from "./services/payments.ts";

@@ -6,7 +6,7 @@
  * and runs at most once. Written only against the public API, as a user would.
  *
  * The model is the AI SDK's own mock (`ai/test`) with a scripted policy, so no network or key is
- * needed; `supportModel(dir())` is the one line to change for a real provider (see the README).
+ * needed; `supportModel(dir())` is the one line to change for a real provider (see docs/guides/agents.md).
  */
 import { generateText, stepCountIs, tool } from "ai";
 import { z } from "zod";

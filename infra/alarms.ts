@@ -23,6 +23,7 @@ export type AlarmSet = "minimal" | "full" | "none";
 /** The alarm sets, for checking a value given at run time. */
 export const ALARM_SETS: readonly AlarmSet[] = ["minimal", "full", "none"];
 
+/** `DurableAlarms`' props: which set, what the alarms watch, and their actions. */
 export interface DurableAlarmsProps {
   /** Which alarms. @default "minimal" */
   set?: AlarmSet;

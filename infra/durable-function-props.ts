@@ -13,6 +13,7 @@ import type { WebhookSecretOption } from "./webhook-secret.ts";
 /** The runtime the function gets unless `functionProps.runtime` says otherwise: the newest Lambda Node runtime Waymark is tested on. */
 export const DEFAULT_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
+/** `DurableFunction`'s props: the entry and handler, and every setting with its default. */
 export interface DurableFunctionProps {
   /** The file that exports the workflow (`durable()`'s result is the handler). */
   readonly entry: string;
@@ -60,7 +61,7 @@ export interface DurableFunctionProps {
   /**
    * The webhook's public base URL (a custom domain in front of the function), so approval links
    * are complete URLs → `WAYMARK_PUBLIC_URL`. The Function URL cannot be used here on the first
-   * deploy (see the README); without it, links carry only their token path.
+   * deploy (see docs/guides/aws.md, "Approval links and the function's own URL"); without it, links carry only their token path.
    */
   readonly publicUrl?: string;
   /** What happens to the logs, and to the journal table and payload bucket of an engine this function makes, when the stack goes. `DESTROY` also turns off deletion protection. @default RemovalPolicy.RETAIN */

@@ -24,6 +24,10 @@ import { payloadBucket } from "./payload-bucket.ts";
 import { Retention } from "./retention.ts";
 import { WebhookSecret, type WebhookSecretOption } from "./webhook-secret.ts";
 
+/**
+ * `DurableEngine`'s props: retention, removal policy, payloads, the webhook secret and the
+ * engine's alarms.
+ */
 export interface DurableEngineProps {
   /** Days a finished run is kept (DynamoDB TTL on its meta item, then the stream deletes the rest) → every function's `WAYMARK_RETENTION_DAYS`. @default 30 */
   readonly retentionDays?: number;

@@ -26,6 +26,10 @@ export const PAYLOAD_ACTIONS = ["s3:PutObject", "s3:GetObject"] as const;
 
 export const SCHEDULER_PRINCIPAL = "scheduler.amazonaws.com";
 
+/**
+ * The resources a durable function's role is granted: its table, queue, schedule group and the
+ * rest.
+ */
 export interface DurableGrants {
   table: dynamodb.ITableV2;
   queue: sqs.IQueue;

@@ -2,7 +2,7 @@
  * Retention of every item: the journal table's stream, filtered to TTL deletions of meta items,
  * drives the durable function, which deletes the rest of each expired run
  * (`lib/aws/retention-stream.ts`). TTL deletes the meta item for free; the records cost one
- * write unit per KB each (see the README, "Retention").
+ * write unit per KB each (see docs/guides/operations.md, "Retention").
  *
  * The event source mapping filters before invoking (`REMOVE`, TTL's service identity, `sk =
  * meta`): steps, signals and lease updates never invoke the function, and filtered records are
@@ -30,6 +30,10 @@ export const TTL_REMOVE_FILTER = {
   dynamodb: { Keys: { sk: { S: ["meta"] } } },
 } as const;
 
+/**
+ * `Retention`'s props: the journal table whose stream it reads and the function that deletes
+ * expired runs' records.
+ */
 export interface RetentionProps {
   table: dynamodb.TableV2;
   fn: lambda.IFunction;

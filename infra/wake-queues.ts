@@ -10,6 +10,10 @@ import { failoverTimings } from "waymark/aws";
 /** SQS's largest message (1 MiB); the default is 256 KiB. */
 export const MAX_MESSAGE_BYTES = 1_048_576;
 
+/**
+ * `WakeQueues`' props: the consuming function's timeout and the receives before the dead-letter
+ * queue.
+ */
 export interface WakeQueuesProps {
   /** The consuming function's timeout: the visibility timeout is derived from it (`failoverTimings`). */
   functionTimeout: Duration;
@@ -36,7 +40,7 @@ export class WakeQueues extends Construct {
     // The timeout + the lease TTL + start-up slack, not AWS's generic 6× the timeout: a wake
     // stays hidden while its invocation can run, and the message of an invocation that crashed
     // reappears as soon as its lease has lapsed, so that the run resumes within this much (the
-    // README's worst case). A wake seen twice is harmless (the lease, write-once records).
+    // the worst case in docs/guides/failover.md). A wake seen twice is harmless (the lease, write-once records).
     const visibility = Duration.seconds(failoverTimings(props.functionTimeout.toSeconds()).visibilityTimeoutSeconds);
     const common = {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

@@ -15,6 +15,7 @@ import { SCHEDULER_PRINCIPAL } from "./permissions.ts";
 /** What the watchdog sends; `lib/aws/lambda.ts` routes it to `sweepOverdueRuns`. */
 export const WATCHDOG_EVENT = { waymark: "watchdog" } as const;
 
+/** `Watchdog`'s props: the function it invokes and how often. */
 export interface WatchdogProps {
   fn: lambda.IFunction;
   interval: Duration;

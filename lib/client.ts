@@ -30,6 +30,10 @@ import { signalSchema, unknownWorkflow } from "./hosted.ts";
 export type { CancelAnswer, SignalReceipt, WakeAnswer };
 
 
+/**
+ * What a `Client` is built from: the store, wakes and clock, the workflows whose schemas check
+ * inputs and payloads, and an optional payload store.
+ */
 export interface ClientOptions {
   store: JournalStore;
   wakes: WakeQueue;
@@ -39,12 +43,14 @@ export interface ClientOptions {
   payloads?: PayloadOptions;
 }
 
+/** What starting a run takes: its caller-chosen run id and its input. */
 export interface StartOptions<I> {
   /** Caller-chosen, stable: starting the same id with the same input again returns the run. */
   runId: string;
   input: I;
 }
 
+/** What starting a run answers: the run id, whether it was created now, and the run's record. */
 export interface StartResult {
   runId: string;
   /** False when the run already existed with this input (an idempotent retry). */
@@ -52,6 +58,7 @@ export interface StartResult {
   run: RunMeta;
 }
 
+/** Options of a signal: its idempotent id, the wait it targets, and who sent it. */
 export interface SignalOptions {
   /** Idempotency key of the delivery: the same id delivered twice is one signal. */
   signalId?: string;
@@ -91,6 +98,18 @@ export function createClient(o: ClientOptions): Client {
   return new Client(o);
 }
 
+/**
+ * Starts, signals, wakes, cancels and inspects runs, over the same ports as the engine; every
+ * write goes through the run protocol. Get one from a runtime (`runtime.client`) or
+ * `createClient`.
+ *
+ * @example
+ * ```ts
+ * const run = runtime.client.handle(orderFlow, "order-8472"); // typed by orderFlow
+ * await run.start(order);
+ * await run.signal("approval", { approved: true, approver: "ana" });
+ * ```
+ */
 export class Client {
   private readonly payloads: Payloads | undefined;
   private readonly protocol: RunProtocol;

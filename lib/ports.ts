@@ -23,6 +23,7 @@ export type RunStatus = "pending" | "running" | "suspended" | "queued" | "comple
 /** Every status, in lifecycle order (the lists by status, the CLI, the dashboard). */
 export const RUN_STATUSES: readonly RunStatus[] = ["pending", "queued", "running", "suspended", "completed", "failed", "cancelled"];
 
+/** The statuses a run ends in: `completed`, `failed`, `cancelled`. */
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
 
 /** The run's meta record. */
@@ -58,6 +59,10 @@ export interface RunMeta {
   finishedAt?: number;
 }
 
+/**
+ * The right of one invocation to execute a run: its owner, a fencing token that grows on every
+ * grant, and its expiry.
+ */
 export interface Lease {
   owner: string;
   token: number;
@@ -94,10 +99,15 @@ export interface Journal {
 /** An append's answer; `probed` answers an append's `probe` (the probed record, or null when absent). */
 export type AppendResult = ({ written: true } | { written: false; existing: StoredRecord }) & { probed?: StoredRecord | null };
 
+/**
+ * What asking for a run's lease answers: the lease and the run, or why not (no such run, finished,
+ * held).
+ */
 export type AcquireResult =
   | { acquired: true; lease: Lease; run: RunMeta }
   | { acquired: false; reason: "missing" | "finished" | "held"; run?: RunMeta };
 
+/** A request for a run's lease: who asks, when, and for how long. */
 export interface AcquireRequest {
   owner: string;
   now: number;
@@ -115,6 +125,7 @@ export interface SuspendUpdate {
   waitingFor?: string;
 }
 
+/** The switch of a run to its next incarnation (`continueAsNew`), as the store applies it. */
 export interface ContinueUpdate {
   now: number;
   input: unknown;
@@ -128,6 +139,10 @@ export interface ContinueUpdate {
  */
 export type FinishExpectation = { token: number } | { neverInvoked: true };
 
+/**
+ * A run's end, as the store applies it: the status, the result or error, and the lease it is
+ * fenced by.
+ */
 export interface FinishUpdate {
   now: number;
   status: "completed" | "failed" | "cancelled";
@@ -136,6 +151,7 @@ export interface FinishUpdate {
   expect: FinishExpectation;
 }
 
+/** Which runs to list: by status, a page size, and the cursor of the previous page. */
 export interface ListQuery {
   status?: RunStatus;
   limit?: number;
@@ -143,6 +159,7 @@ export interface ListQuery {
   cursor?: string;
 }
 
+/** One page of listed runs, and the cursor of the next one. */
 export interface RunPage {
   runs: RunMeta[];
   cursor?: string;
@@ -371,6 +388,7 @@ export interface Clock {
   now(): number;
 }
 
+/** The clock of the machine (`Date.now()`). */
 export const systemClock: Clock = { now: () => Date.now() };
 
 /**
@@ -385,6 +403,7 @@ export interface Timers {
   defer(fn: () => void): void;
 }
 
+/** Timers on the machine's `setTimeout` (unref'd, so they do not keep a process alive). */
 export const systemTimers: Timers = {
   after(ms, fn) {
     const timer = setTimeout(fn, Math.max(0, ms));

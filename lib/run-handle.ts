@@ -36,6 +36,7 @@ export type SignalPayload<W, K extends SignalName<W>> = WorkflowSignals<W>[K] ex
 export type RunOf<W> = Omit<RunMeta, "status" | "result"> &
   ({ status: "completed"; result: WorkflowResult<W> } | { status: Exclude<RunStatus, "completed">; result?: undefined });
 
+/** Options of `result()`: how long to wait for the run to end. */
 export interface ResultOptions {
   /** Longest to wait for the run to end (`"30s"`, `"5m"`); then `RunNotFinishedError`. Default: no limit. */
   timeout?: Duration;

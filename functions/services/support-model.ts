@@ -18,7 +18,7 @@ export interface ModelCall {
  * Its policy: find the order id in the customer's message → `lookup_order` → if the customer
  * wants their money back and the order is found → `issue_refund` → answer with the outcome.
  *
- * Swap it for a real provider in one line: `openai("gpt-4.1")` or `bedrock("…")` (see the README).
+ * Swap it for a real provider in one line: `openai("gpt-4.1")` or `bedrock("…")` (see docs/guides/agents.md).
  */
 export function supportModel(dir: string): LanguageModelV3 {
   const log = new JsonLinesFile<ModelCall>(join(dir, "model-calls.jsonl"));

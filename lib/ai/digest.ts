@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 
+/** The digest of a model call's request kept with its answer, to tell on replay what changed. */
 export interface RequestDigest {
   /** `provider:modelId`, in clear. */
   model: string;

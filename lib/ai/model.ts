@@ -34,6 +34,10 @@ export interface LanguageModelLike {
   doStream(options: never): PromiseLike<unknown>;
 }
 
+/**
+ * Options of `durableModel`: the model calls' step name, retries, timeout, and what a changed
+ * request on replay does.
+ */
 export interface DurableModelOptions extends Pick<StepRunOptions, "retries" | "timeout"> {
   /** The model calls' step name; the n-th call is `name#n`. Default `"model"`. */
   name?: string;

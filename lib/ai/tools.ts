@@ -16,6 +16,7 @@ export interface DurableToolOptions<S extends SignalMap = SignalMap> extends Pic
   approval?: ToolApprovalOptions<S>;
 }
 
+/** Options of `durableTools`: the options every tool gets, and per-tool ones over them. */
 export interface DurableToolsOptions<T extends ToolSet, S extends SignalMap = SignalMap> extends DurableToolOptions<S> {
   /** Per-tool options, over the ones above. (The `approval` above applies only to tools with `needsApproval`.) */
   tools?: { [K in keyof T]?: DurableToolOptions<S> };

@@ -10,6 +10,10 @@ export class ConfigurationError extends WaymarkError {
   readonly retryable = false;
 }
 
+/**
+ * The AWS runtime's configuration, as `configFromEnv` reads it from the environment the construct
+ * sets (`ENV`).
+ */
 export interface AwsRuntimeConfig {
   tableName: string;
   queueUrl: string;

@@ -59,6 +59,7 @@ import * as flow from "./dynamodb-flow.ts";
 import { loadJournal } from "./dynamodb-journal.ts";
 import { deleteExpiredMeta, deleteRunRecords, expiredRunOf, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 
+/** Options of `DynamoJournalStore`: the client, the table, retention, and the hook run before an expired run's records go. */
 export interface DynamoJournalStoreOptions {
   /** A configured client; `createJournalDynamoClient()` gives one with the journal's retry settings. */
   client: DynamoDBClient;

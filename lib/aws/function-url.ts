@@ -5,6 +5,7 @@
 import type { HttpHandler, HttpRequest } from "../http/types.ts";
 import type { FunctionUrlEvent, FunctionUrlResponse } from "./lambda-types.ts";
 
+/** A Function URL event as the transport-neutral `HttpRequest` the webhook handles. */
 export function toHttpRequest(event: FunctionUrlEvent): HttpRequest {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;

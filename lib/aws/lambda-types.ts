@@ -14,6 +14,7 @@ export interface LambdaContext {
   invokedFunctionArn?: string;
 }
 
+/** One record of an SQS batch, the fields Waymark reads. */
 export interface SqsRecord {
   messageId: string;
   body: string;
@@ -21,10 +22,12 @@ export interface SqsRecord {
   attributes?: { ApproximateReceiveCount?: string };
 }
 
+/** An SQS batch as Lambda delivers it. */
 export interface SqsEvent {
   Records: SqsRecord[];
 }
 
+/** The answer to an SQS batch: the records that failed (partial batch failures). */
 export interface SqsBatchResponse {
   batchItemFailures: Array<{ itemIdentifier: string }>;
 }
@@ -41,6 +44,7 @@ export interface FunctionUrlEvent {
   requestContext: { http: { method: string; path?: string } };
 }
 
+/** A Function URL response. */
 export interface FunctionUrlResponse {
   statusCode: number;
   headers: Record<string, string>;
@@ -80,6 +84,7 @@ export interface DynamoStreamRecord {
   };
 }
 
+/** A batch of DynamoDB stream records as Lambda delivers it. */
 export interface DynamoStreamEvent {
   Records: DynamoStreamRecord[];
 }
@@ -89,21 +94,25 @@ export interface StreamBatchResponse {
   batchItemFailures: Array<{ itemIdentifier: string }>;
 }
 
+/** True for a batch of DynamoDB stream records (the retention stream). */
 export function isDynamoStreamEvent(event: unknown): event is DynamoStreamEvent {
   const records = (event as { Records?: unknown })?.Records;
   return Array.isArray(records) && records.length > 0 && records.every((r) => (r as { eventSource?: unknown })?.eventSource === "aws:dynamodb");
 }
 
+/** True for a batch of SQS records (wakes). */
 export function isSqsEvent(event: unknown): event is SqsEvent {
   const records = (event as { Records?: unknown })?.Records;
   return Array.isArray(records) && records.every((r) => (r as { eventSource?: unknown })?.eventSource === "aws:sqs");
 }
 
+/** True for a Function URL request (payload format 2.0). */
 export function isFunctionUrlEvent(event: unknown): event is FunctionUrlEvent {
   const e = event as { version?: unknown; requestContext?: { http?: unknown } };
   return e?.version === "2.0" && typeof e.requestContext?.http === "object";
 }
 
+/** The `waymark` field of a direct invocation (`start`, `watchdog`, `child-start`, …), if any. */
 export function waymarkAction(event: unknown): string | undefined {
   const action = (event as { waymark?: unknown })?.waymark;
   return typeof action === "string" ? action : undefined;

@@ -24,6 +24,7 @@ export class UnsupportedEventError extends WaymarkError {
   readonly retryable = false;
 }
 
+/** A Lambda handler: what `durable()` and `createLambdaHandler` return. */
 export type LambdaHandler = (event: unknown, context: LambdaContext) => Promise<unknown>;
 
 /** The webhook's code: its routes and the approver's page, and the Function URL adapter. */

@@ -23,6 +23,9 @@ import { formatChildEndMessage } from "./child-message.ts";
 import { ChildInvokeError } from "./errors.ts";
 import { lambdaSdk, sqsSdk } from "./sdk.ts";
 
+/**
+ * Options of `LambdaChildren`: the functions hosting children and this function's own wake queue.
+ */
 export interface LambdaChildrenOptions {
   /** The functions (names or ARNs) hosting the children this function starts (`WAYMARK_CHILD_FUNCTIONS`). */
   functions: readonly string[];

@@ -36,6 +36,11 @@ export const AWS_CANCEL_PROBE_MS = 250;
 
 export type { SecretReader } from "./webhook-secret.ts";
 
+/**
+ * Options of `createAwsRuntime` and `createLambdaHandler`: the workflows, the configuration (else
+ * from the environment), SDK clients, the secret reader, logging, metrics, tracing and journal
+ * limits.
+ */
 export interface AwsRuntimeOptions {
   workflows: readonly AnyWorkflow[];
   /** Default: read from the environment the construct sets. */
@@ -64,6 +69,10 @@ export interface AwsRuntimeOptions {
   journalLimits?: Partial<JournalLimits>;
 }
 
+/**
+ * The AWS runtime: the configuration, the hosted workflows, and the store, wakes, engine and
+ * client built from them.
+ */
 export interface AwsRuntime {
   config: AwsRuntimeConfig;
   workflows: Registry;

@@ -18,6 +18,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { PayloadStore } from "../ports.ts";
 import { s3Sdk } from "./sdk.ts";
 
+/** Options of `S3PayloadStore`: the bucket and its client. */
 export interface S3PayloadStoreOptions {
   bucket: string;
   /** Injected (tests, custom endpoints); default a client created on first use. */

@@ -18,6 +18,7 @@ import { formatWakeMessage } from "./wake-message.ts";
 /** How Scheduler retries delivering to the queue: its maximum (24 h, 185 attempts), then the DLQ. */
 export const DEFAULT_SCHEDULE_RETRY = { maximumEventAgeSeconds: 86_400, maximumRetryAttempts: 185 };
 
+/** Options of `SchedulerWakes`: the client, the schedule group, and where schedules deliver. */
 export interface SchedulerWakesOptions {
   /** Default: a client with the SDK's defaults, created (and the SDK loaded) on first use. */
   client?: SchedulerClient;

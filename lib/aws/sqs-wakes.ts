@@ -10,6 +10,7 @@ import type { Wake } from "../ports.ts";
 import { sqsSdk } from "./sdk.ts";
 import { SQS_MAX_DELAY_SECONDS, formatWakeMessage } from "./wake-message.ts";
 
+/** Options of `SqsWakes`: the client and the wake queue. */
 export interface SqsWakesOptions {
   /** Default: a client with the SDK's defaults, created (and the SDK loaded) on the first send. */
   client?: SQSClient;

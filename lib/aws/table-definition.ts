@@ -34,7 +34,9 @@ export const TTL_ATTRIBUTE = "expiresAt";
 /** Index partitions per status; see the module comment. Fixed for a table's lifetime. */
 export const INDEX_SHARDS = 4;
 
+/** The journal table's index of runs by status (sharded). */
 export const BY_STATUS_INDEX = "byStatus";
+/** The journal table's index of runs by due wake time (sharded), which the watchdog queries. */
 export const BY_WAKE_INDEX = "byWake";
 
 /** A key attribute: name and DynamoDB scalar type (all strings here). */
@@ -43,6 +45,7 @@ export interface KeyAttribute {
   type: "S";
 }
 
+/** A global secondary index of the journal table: its name and keys. */
 export interface IndexDefinition {
   indexName: string;
   partitionKey: KeyAttribute;

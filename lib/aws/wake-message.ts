@@ -11,6 +11,7 @@ import * as z from "../core/shape.ts";
 import type { Wake, WakeReason } from "../ports.ts";
 import { MalformedWakeError } from "./errors.ts";
 
+/** The version of the wake message format, in every wake's body. */
 export const WAKE_MESSAGE_VERSION = 1;
 
 /** Every wake reason; the check below fails to compile if `WakeReason` gains one not listed. */

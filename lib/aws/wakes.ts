@@ -10,6 +10,10 @@ import type { SchedulerWakes } from "./scheduler-wakes.ts";
 import type { SqsWakes } from "./sqs-wakes.ts";
 import { SQS_MAX_DELAY_SECONDS } from "./wake-message.ts";
 
+/**
+ * What an `AwsWakeQueue` sends through: SQS for wakes up to 15 minutes out, Scheduler for later
+ * ones.
+ */
 export interface AwsWakeQueueOptions {
   sqs: SqsWakes;
   scheduler: SchedulerWakes;

@@ -6,6 +6,7 @@ import type { RunMeta } from "../ports.ts";
 import type { AwsRuntimeConfig } from "./config.ts";
 import type { AwsRuntime } from "./runtime.ts";
 
+/** What a watchdog sweep did: the runs it woke. */
 export interface SweepResult {
   woken: string[];
 }

@@ -3,6 +3,7 @@ import type { HistoryEntry } from "../client.ts";
 import type { RunMeta } from "../ports.ts";
 import { elapsedText, instantText } from "../http/display.ts";
 
+/** One row of a run's timeline: a step with its kind, status, attempts, duration and a preview of its outcome. */
 export interface TimelineRow {
   step: string;
   kind: string;

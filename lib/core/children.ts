@@ -79,6 +79,7 @@ export interface ChildCancel {
   parent: ParentRef;
 }
 
+/** A child run as its parent starts it: the workflow key, the run id, the input and the parent. */
 export interface ChildStart {
   /** The child's workflow key (`name`, or `name@v<n>`). */
   workflow: string;
@@ -95,6 +96,10 @@ export interface ChildOutcome {
   error?: SerializedError;
 }
 
+/**
+ * What `step.invoke` and `step.start` take for the child run: its input, and optionally its run id
+ * and whether a parent's cancel reaches it.
+ */
 export interface ChildOptions<I> {
   input: I;
   /** The child's run id. Default: derived from the parent's run id and this step's id. */

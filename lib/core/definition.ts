@@ -8,8 +8,16 @@ export type { ApprovalLink, LogAttributes, SignalMap, Step, StepLog, StepRunCont
 export type { SignalSender } from "./records.ts";
 import type { SignalMap, Step } from "./step-api.ts";
 
+/**
+ * A workflow's body: orchestration only, it receives the validated input and the `step` API and
+ * awaits steps.
+ */
 export type WorkflowFn<I, O, S extends SignalMap> = (input: I, step: Step<S, I>) => Promise<O>;
 
+/**
+ * What `durable()` takes besides the workflow's body: its name, input schema, signals, and the
+ * run-wide settings (retries, timeout, flow control, logger).
+ */
 export interface DurableOptions<IS extends StandardSchemaV1, S extends SignalMap> {
   /** The workflow's name; journals record it, so keep it stable across deploys. */
   name: string;

@@ -8,6 +8,10 @@ import type { ApprovalLinks, Clock, JournalStore, Lease, Timers, WakeQueue } fro
 import type { Registry } from "./registry.ts";
 import type { StepEvent } from "./execution.ts";
 
+/**
+ * How one invocation of a run ended: completed, failed, suspended (with its wake time and what it
+ * waits for), cancelled, continued, or given up.
+ */
 export type InvocationResult =
   | { status: "completed"; result: unknown }
   | { status: "failed"; error: SerializedError }
@@ -48,6 +52,10 @@ export interface EngineHooks {
   attempt?: AttemptHook;
 }
 
+/**
+ * What an `Engine` is built from: the store, wakes and clock ports, the hosted workflows, and its
+ * tuning (lease TTL, limits, payloads, hooks).
+ */
 export interface EngineOptions {
   store: JournalStore;
   wakes: WakeQueue;
@@ -97,6 +105,10 @@ export interface EngineOptions {
   hooks?: EngineHooks;
 }
 
+/**
+ * Per-invocation options of `Engine.invoke`: when to checkpoint, when to give the run up, whose
+ * lease may be broken, a per-step callback, and the waking invocation's `traceparent`.
+ */
 export interface InvokeOptions {
   /** Checkpoint instead of starting another step (e.g. Lambda time running out). */
   shouldYield?: () => boolean;

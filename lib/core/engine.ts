@@ -25,6 +25,17 @@ const RETRY_AFTER_FAULT_MS = 5_000;
 
 let engines = 0;
 
+/**
+ * The engine: one `invoke(runId)` is one invocation of a run (lease, load, replay, new steps,
+ * suspend or finish) over the ports it is given. The runtimes build one; build it by hand only for
+ * a transport of your own.
+ *
+ * @example
+ * ```ts
+ * const engine = new Engine({ store, wakes, clock: systemClock, workflows: createRegistry([orderFlow]), owner: "worker-1" });
+ * const outcome = await engine.invoke("order-8472"); // { status: "suspended", waitingFor: "signal:approval", … }
+ * ```
+ */
 export class Engine {
   private readonly c: EngineContext;
   private invocationSeq = 0;

@@ -8,6 +8,10 @@
 import type { SerializedError } from "./errors.ts";
 import type { SignalMap, Step } from "./step-api.ts";
 
+/**
+ * Options of `step.map`: how many items run at once, whether a failure fails the map or is
+ * collected, and whether a waiting item keeps its slot.
+ */
 export interface MapOptions {
   /** Most items running at once (default 10). An item running is one whose code is not asleep or waiting. */
   concurrency?: number;

@@ -6,8 +6,13 @@
 import type { RunMeta, StoredRecord } from "../ports.ts";
 import { InvalidInputError } from "./errors.ts";
 
+/** The format tag of exported histories. */
 export const HISTORY_FORMAT = "waymark.history/1";
 
+/**
+ * An exported history of a run (`waymark history export`): its meta and journal, to replay against
+ * new code.
+ */
 export interface RunHistory {
   format?: typeof HISTORY_FORMAT;
   /** What the history shows, for reports (e.g. "order-flow waiting for approval"). */

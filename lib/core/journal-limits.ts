@@ -6,6 +6,10 @@
 import { WaymarkError } from "./errors.ts";
 import { jsonBytes } from "./json.ts";
 
+/**
+ * When a run's journal is large enough to warn about (`warn*`) and to fail the run with
+ * `JournalLimitError` (`max*`): records and bytes. `journalLimits` on every runtime.
+ */
 export interface JournalLimits {
   warnRecords: number;
   warnBytes: number;
@@ -13,6 +17,10 @@ export interface JournalLimits {
   maxBytes: number;
 }
 
+/**
+ * The journal limits runtimes use unless given others: a `journal-large` warning past 5,000
+ * records or 4 MiB, `JournalLimitError` past 50,000 records or 32 MiB.
+ */
 export const DEFAULT_JOURNAL_LIMITS: JournalLimits = {
   warnRecords: 5_000,
   warnBytes: 4 * 1024 * 1024,

@@ -161,15 +161,29 @@ const StepRecordSchema = z.discriminatedUnion("kind", [RunStepRecord, SleepRecor
 export type RunStepRecord = z.infer<typeof RunStepRecord>;
 export type SleepRecord = z.infer<typeof SleepRecord>;
 export type WaitRecord = z.infer<typeof WaitRecord>;
+/** The record of a step: a `run` step's outcome, a sleep's wake time, or a wait's deadline. */
 export type StepRecord = RunStepRecord | SleepRecord | WaitRecord;
+/** A failed attempt of a step: its error and when the next attempt is due. */
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
+/**
+ * How a sleep or a wait was decided (a signal, its timeout, a cancel, an early wake), written
+ * once.
+ */
 export type ResolutionRecord = z.infer<typeof ResolutionRecord>;
+/**
+ * A delivered signal: its id, name, payload and sender, kept in the journal whether or not a wait
+ * consumed it.
+ */
 export type SignalRecord = z.infer<typeof SignalRecord>;
 export type StartRecord = z.infer<typeof StartRecord>;
 export type CancelRecord = z.infer<typeof CancelRecord>;
 export type ParentRecord = z.infer<typeof ParentRecord>;
 export type DeliveryRecord = z.infer<typeof DeliveryRecord>;
 export type SignalSender = z.infer<typeof SignalSender>;
+/**
+ * Any record of a run's journal: steps, attempts, resolutions, signals, start markers, the cancel,
+ * the parent and deliveries.
+ */
 export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord | ParentRecord | DeliveryRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;

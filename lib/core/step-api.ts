@@ -26,6 +26,10 @@ export interface StepRunContext {
   signal: AbortSignal;
 }
 
+/**
+ * Options of one `step.run`: its retries, per-attempt timeout and at-least-once or at-most-once
+ * semantics.
+ */
 export interface StepRunOptions {
   /** Retry policy for this step, or a number of attempts. Defaults to the workflow's. */
   retries?: RetryOptions | number;
@@ -68,6 +72,10 @@ export interface StepRunOptions {
 export type WaitResult<T> = { received: true; payload: T; signalId: string; sender?: SignalSender } | { received: false };
 
 
+/**
+ * Options of `step.waitForSignal`: the timeout, the approver's summary, `notify` (a capability
+ * link for a person) and named `approvers`.
+ */
 export interface WaitOptions {
   /** Give up after this long: the wait then resolves to `{ received: false }`. */
   timeout?: Duration;

@@ -23,6 +23,7 @@ import { verifyApprovalToken } from "./tokens.ts";
 import type { HttpHandler, HttpRequest, HttpResponse } from "./types.ts";
 import { RUN_ID } from "../core/run-id.ts";
 
+/** Options of `createHttpHandler`: the client, the webhook secret, approval links, body and replay limits, and a fault hook. */
 export interface HttpHandlerOptions {
   client: Client;
   /** Verifies request signatures and approval tokens (a list during rotation). Use the runtime's webhook secret. */

@@ -12,7 +12,9 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { type WebhookSecret, secretList } from "./secret.ts";
 
+/** The header of a signed request's timestamp (epoch seconds). */
 export const TIMESTAMP_HEADER = "x-waymark-timestamp";
+/** The header of a signed request's signature (`v1=<hex HMAC-SHA256>`). */
 export const SIGNATURE_HEADER = "x-waymark-signature";
 /** How far a request's timestamp may be from the server's clock, either way. */
 export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;

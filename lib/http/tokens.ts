@@ -16,6 +16,7 @@ import { type Duration, parseDuration } from "../core/duration.ts";
 import type { ApprovalLinks, LinkClaims } from "../ports.ts";
 import { type WebhookSecret, secretList } from "./secret.ts";
 
+/** Options of `createApprovalLinks`: the secret, the links' base URL and their longest lifetime. */
 export interface ApprovalLinksOptions {
   /** The webhook secret (a list during rotation: the first one mints). */
   secret: WebhookSecret;
@@ -41,6 +42,7 @@ export const DEFAULT_LINK_LIFETIME_MS = 7 * 86_400_000;
  */
 export type TokenFailure = "malformed" | "bad-signature" | "expired" | "legacy";
 
+/** What verifying an approval token answers: its claims and signal id, or why it is refused. */
 export type TokenVerification =
   | { ok: true; claims: LinkClaims; signalId: string }
   | { ok: false; reason: TokenFailure };

@@ -19,6 +19,10 @@ import { startPage, startRun } from "./dashboard-start.ts";
 
 export { escapeHtml } from "../http/html.ts";
 
+/**
+ * Options of `createDashboard`: the client whose runs it shows, approval links, and the journal's
+ * name for the header.
+ */
 export interface DashboardOptions {
   client: Client;
   /** Mints the approval links shown with open waits (the dev server's). */

@@ -75,6 +75,7 @@ const SCHEMA_V1 = `
  */
 export type Durability = "normal" | "full";
 
+/** Options of `openLocalDatabase`. */
 export interface LocalDatabaseOptions {
   /** What a returned commit survives. Default `"normal"`. See {@link Durability}. */
   durability?: Durability;

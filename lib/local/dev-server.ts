@@ -16,6 +16,10 @@ import type { ApprovalLinks } from "../ports.ts";
 import { createDashboard } from "./dashboard.ts";
 import { servedHosts } from "./served-hosts.ts";
 
+/**
+ * Options of `startDevServer`: the runtime it serves, where it listens, which hosts it answers,
+ * and the webhook secret.
+ */
 export interface DevServerOptions {
   /** A local runtime (or anything with its client) whose runs the server serves. */
   runtime: { client: Client };
@@ -47,6 +51,7 @@ export interface DevServerOptions {
   onClientAbort?: (req: { method: string; path: string }) => void;
 }
 
+/** A running dev server: its URL, and `close()`. */
 export interface DevServer {
   /**
    * e.g. `http://127.0.0.1:8787`, no trailing slash. Bound to a wildcard (`0.0.0.0`, `::`), the
@@ -56,6 +61,7 @@ export interface DevServer {
   close(): Promise<void>;
 }
 
+/** The dev server's port unless told otherwise: 8787. */
 export const DEFAULT_DEV_PORT = 8787;
 /** What an oversized upload may still send (discarded) before the connection is cut. */
 const DISCARD_LIMIT = 1024 * 1024;

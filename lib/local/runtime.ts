@@ -28,6 +28,10 @@ import { LocalFailover } from "./failover.ts";
 
 export { isDeadLocalOwner } from "./owner-life.ts";
 
+/**
+ * Options of `createLocalRuntime`: the workflows, the journal file, durability, concurrency,
+ * timings, retention, logging and tracing, the webhook, payloads and journal limits.
+ */
 export interface LocalRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
   /** The journal file. Default `.waymark/journal.db`. */
@@ -104,6 +108,18 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   return new LocalRuntime(options);
 }
 
+/**
+ * The local runtime: the engine on a SQLite journal with its wake table and timer loop in this
+ * process (`createLocalRuntime` makes one).
+ *
+ * @example
+ * ```ts
+ * const runtime = createLocalRuntime({ workflows: [orderFlow] });
+ * await runtime.start();
+ * await runtime.client.handle(orderFlow, "order-8472").start(order);
+ * await runtime.close();
+ * ```
+ */
 export class LocalRuntime {
   /**
    * This runtime's lease owner prefix, `local:<host>:<pid>:<start>.<world>:<id>`: the other

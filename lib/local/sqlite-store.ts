@@ -46,6 +46,7 @@ const NOT_FINISHED = "status NOT IN ('completed', 'failed', 'cancelled')";
 const DEFAULT_PAGE = 100;
 const DAY_MS = 86_400_000;
 
+/** Options of `SqliteJournalStore`. */
 export interface SqliteJournalStoreOptions {
   /** How long a finished run is kept before `purgeExpired` removes it. Default 30 days. */
   retentionDays?: number;

@@ -22,8 +22,10 @@ export interface Logger {
   addContext?(context: LoggerLambdaContext): void;
 }
 
+/** The levels Waymark logs at. */
 export type LogLevel = "info" | "warn" | "error";
 
+/** Options of `createJsonLogger`: the `service` key, where lines go, the lowest level written, and the environment read. */
 export interface JsonLoggerOptions {
   /** The `service` key. Default: `POWERTOOLS_SERVICE_NAME`, else `service_undefined` (as Powertools). */
   service?: string;

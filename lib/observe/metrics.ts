@@ -26,6 +26,10 @@ export const METRIC = {
 /** Dimension names: every metric is published per function, and per function and workflow. */
 export const DIMENSION = { functionName: "FunctionName", workflow: "Workflow" } as const;
 
+/**
+ * Options of the CloudWatch Embedded Metric Format writer: the namespace, the `FunctionName`
+ * dimension, where lines go, and the clock.
+ */
 export interface EmfOptions {
   namespace?: string;
   /** The `FunctionName` dimension. Default: `AWS_LAMBDA_FUNCTION_NAME`, else `local`. */

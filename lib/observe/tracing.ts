@@ -49,6 +49,10 @@ export async function loadOpenTelemetry(): Promise<OtelApi | undefined> {
   }
 }
 
+/**
+ * OpenTelemetry tracing wired into an engine: the hooks to give it, and the `traceparent` of the
+ * invocation in progress.
+ */
 export interface Tracing {
   /** Give these to the engine. */
   hooks: EngineHooks;

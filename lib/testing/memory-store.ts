@@ -34,6 +34,7 @@ import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from
 const DEFAULT_PAGE = 100;
 const DAY_MS = 86_400_000;
 
+/** Options of `MemoryJournalStore`. */
 export interface MemoryJournalStoreOptions {
   /** How long a finished run is kept before `purgeExpired` removes it. Default 30 days. */
   retentionDays?: number;

@@ -13,6 +13,10 @@ import type { SerializedError } from "../core/errors.ts";
 import { validate } from "../core/validate.ts";
 import { zodIssues } from "../core/zod-issues.ts";
 
+/**
+ * The outcome of replaying one history: the run, whether today's code tells the same story, else
+ * the error, and how far it got.
+ */
 export interface HistoryReport {
   runId: string;
   workflow: string;
@@ -30,6 +34,7 @@ export interface HistoryReport {
   reached?: "completed" | "failed" | "suspended" | "continued" | "cancelled";
 }
 
+/** What `replayHistories` takes: today's workflows and the exported histories. */
 export interface ReplayHistoriesOptions {
   workflows: readonly AnyWorkflow[];
   histories: readonly RunHistory[];

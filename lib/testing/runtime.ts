@@ -16,6 +16,10 @@ import type { PayloadOptions } from "../core/payloads.ts";
 import { MemoryWakeQueue } from "./memory-wakes.ts";
 import { VirtualClock } from "./virtual-clock.ts";
 
+/**
+ * Options of `createTestRuntime`: the workflows, where virtual time starts, the webhook (its
+ * secret), payloads and journal limits.
+ */
 export interface TestRuntimeOptions {
   workflows: ReadonlyArray<AnyWorkflow>;
   /** Where virtual time starts. Default 2026-01-01T00:00:00Z. */
@@ -54,6 +58,17 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
   return new TestRuntime(options);
 }
 
+/**
+ * The test runtime: the engine on an in-memory journal and a virtual clock; `start`, `signal` and
+ * `cancel` also run what they wake (`createTestRuntime` makes one).
+ *
+ * @example
+ * ```ts
+ * const rt = createTestRuntime({ workflows: [orderFlow] });
+ * await rt.handle(orderFlow, "o-1").start(order);
+ * await rt.advance("24h"); // the wait times out
+ * ```
+ */
 export class TestRuntime {
   readonly clock: VirtualClock;
   readonly store = new MemoryJournalStore();

@@ -1,7 +1,7 @@
 /**
  * `DurableFunction` with its defaults: every resource it creates and every setting that matters,
  * asserted on the synthesized template (one synth for the file, without bundling). Nothing in it
- * bills at rest but one alarm (see the README's "What it costs at rest").
+ * bills at rest but one alarm (see docs/guides/operations.md, "What it costs at rest").
  */
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";

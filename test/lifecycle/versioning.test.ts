@@ -1,7 +1,7 @@
 /**
  * Issue 10, item 1: changing a workflow while runs are in flight. Each recipe is a simulated
  * deploy on one real SQLite journal: the old code records, the new code (a new registry, the
- * same workflow name) replays. The README's "Changing a workflow while runs are in flight"
+ * same workflow name) replays. docs/guides/versioning.md ("Changing a workflow while runs are in flight")
  * shows the same recipes.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 /**
- * The deterministic simulator on a fixed budget of seeds (README: "The run protocol under
- * simulation"). Each seed is one story — workers that crash and freeze, store calls that fail or
+ * The deterministic simulator on a fixed budget of seeds (docs/testing.md, "The
+ * simulator"). Each seed is one story — workers that crash and freeze, store calls that fail or
  * lose their answers, duplicated and dropped wakes, clock jumps, signals and cancels — checked
  * against the run's invariants as it goes and once every run has ended. A failure prints the
  * seed, the rule it broke, the shrunk story and the command that replays it.

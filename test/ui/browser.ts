@@ -67,7 +67,7 @@ export async function startWaymark(args: string[], env: Record<string, string> =
   };
 }
 
-/** Where screenshots go: `docs/` when WAYMARK_SCREENSHOTS=docs (to refresh the README's), else a temp dir. */
+/** Where screenshots go: `docs/` when WAYMARK_SCREENSHOTS=docs (to refresh the docs' screenshots), else a temp dir. */
 export function screenshotPath(name: string, tmp: string): string {
   const dir = process.env.WAYMARK_SCREENSHOTS === "docs" ? join(ROOT, "docs") : tmp;
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
