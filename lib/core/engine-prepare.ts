@@ -31,7 +31,7 @@ export type Prepared = { type: "ready"; workflow: AnyWorkflow; view: JournalView
 export async function prepare(c: EngineContext, g: Grant): Promise<Prepared> {
   const { protocol, o } = c;
   const runId = g.runId;
-  const journal = await protocol.load(g);
+  let journal = await protocol.load(g);
   if (!journal) return { type: "end", result: { status: "missing" } };
   const workflow = o.workflows.get(journal.run.workflow);
   // Another deploy may host it: wait for one, backing off, and say why in `waitingFor`.
@@ -46,6 +46,12 @@ export async function prepare(c: EngineContext, g: Grant): Promise<Prepared> {
   let view: JournalView;
   try {
     view = JournalView.parse(runId, journal.records);
+    // A continued incarnation where nothing ran yet: what its switch may have left behind first.
+    if (g.incarnation > 1 && !view.hasRun() && (await protocol.completeSwitch(g))) {
+      journal = await protocol.load(g);
+      if (!journal) return { type: "end", result: { status: "missing" } };
+      view = JournalView.parse(runId, journal.records);
+    }
   } catch (err) {
     if (err instanceof JournalFormatError) return { type: "end", result: await end(c, g, { type: "failed", error: serializeError(err) }) };
     throw err;

@@ -7,7 +7,9 @@
  *   incarnation 2 and consumed again;
  * - nothing written to an old incarnation is left behind: a signal whose sender read the run
  *   before the switch and wrote after the switch's last look is carried on — by the sender, or by
- *   its retry when the sender's own follow-up failed.
+ *   its retry when the sender's own follow-up failed;
+ * - (soak seed 1125807773) the same for a cancellation whose writer gave up, when the switch's
+ *   own second look failed too: the first invocation of the new incarnation looks once more.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -82,5 +84,37 @@ describe("signals across continueAsNew", () => {
     expect(await lab.client().signal("in2", "msg", { n: 2 }, { signalId: "sig-b" })).toMatchObject({ signalId: "sig-b", status: "buffered" });
     expect(await engine.invoke("in2")).toMatchObject({ status: "continued", incarnation: 3 });
     expect(await consumedCount(lab.store, "in2", "sig-b")).toBe(1);
+  });
+
+  it("a cancel written after the switch's first look is carried on when both the switch's second look and the canceller's follow-up fail", async () => {
+    lab = sqliteLab([inbox]);
+    await lab.client().start(inbox, { runId: "in3", input: { seen: 0, total: 3 } });
+    expect(await lab.engine("W").invoke("in3")).toMatchObject({ status: "suspended" });
+    await lab.client().signal("in3", "msg", { n: 1 }, { signalId: "first" });
+    const pausing = new PausingStore(lab.store);
+    // The canceller reads the run (incarnation 1) and is held before its write.
+    const write = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "cancel");
+    const cancelling = lab.client(pausing.store).cancel("in3", { reason: "stop" });
+    await write.reached;
+    // The run handles "first" and switches (its first look found no cancel); held just after.
+    const switched = pausing.hold("continueRun", "after");
+    const switching = lab.engine("W1", pausing.store).invoke("in3");
+    await switched.reached;
+    // The cancel lands in incarnation 1; the canceller's follow-up read fails.
+    const follow = pausing.hold("getRun", "before");
+    write.release();
+    await follow.reached;
+    follow.fail(new Error("unreachable"));
+    await expect(cancelling).rejects.toThrow(/unreachable/);
+    // The switch's second look at incarnation 1 fails too: that invocation ends with a fault.
+    const secondLook = pausing.hold("loadJournal", "before");
+    switched.release();
+    await secondLook.reached;
+    secondLook.fail(new Error("unreachable"));
+    await expect(switching).rejects.toThrow(/unreachable/);
+    // The next invocation is incarnation 2's first: it finds the cancel, and the run ends cancelled.
+    lab.clock.advance(31_000);
+    expect(await lab.engine("W2").invoke("in3")).toMatchObject({ status: "cancelled", reason: "stop" });
+    expect(await lab.store.getRecord("in3~2", "cancel")).toBeDefined();
   });
 });

@@ -45,6 +45,32 @@ export async function continueAsNew(p: RunPorts, g: Grant, view: JournalView, in
   return true;
 }
 
+/**
+ * The switch's second look, once more: the invocation that switched may have died (or lost its
+ * store) between the switch and its second read of the old journal, and a writer that read the
+ * run before the switch and lost its answer does not carry its record on either. So the first
+ * invocation of an incarnation — nothing run in it yet, checked before any code runs — reads the
+ * previous journal again and carries what is missing (write-once: what is there already stays).
+ * True when it carried something (the journal must be read again).
+ */
+export async function completeSwitch(p: Pick<RunPorts, "store">, g: Grant): Promise<boolean> {
+  if (g.incarnation <= 1) return false;
+  const old = await p.store.loadJournal(g.runId, { incarnation: g.incarnation - 1 });
+  if (!old) return false; // gone with its retention
+  let view: JournalView;
+  try {
+    view = View.parse(g.runId, old.records);
+  } catch {
+    return false; // another code version's journal: what it holds was carried by that version
+  }
+  const target = journalIdOf(g.runId, g.incarnation);
+  let any = false;
+  for (const record of carried(g.runId, undefined, view)) {
+    if ((await p.store.appendRecord(target, record)).written) any = true;
+  }
+  return any;
+}
+
 /** What moves on to the next incarnation: unconsumed signals, the parent record, a cancellation. */
 function carried(runId: string, records: readonly StoredRecord[] | undefined, fallback: JournalView): StoredRecord[] {
   const view = records ? View.parse(runId, records) : fallback;

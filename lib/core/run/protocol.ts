@@ -34,7 +34,7 @@ import type { InvocationResult } from "../engine-types.ts";
 import { type Admission, type AdmissionRun, admit, unhosted } from "./admission.ts";
 import { type CancelAnswer, cancelRun } from "./cancel.ts";
 import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWordToParent, notifyParent } from "./children.ts";
-import { continueAsNew } from "./continue.ts";
+import { completeSwitch, continueAsNew } from "./continue.ts";
 import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
 import { type Appended, append, cancelRequested, load, requestOwnCancel, signalArrived } from "./journal.ts";
@@ -109,6 +109,11 @@ export class RunProtocol {
 
   continueAsNew(g: Grant, view: JournalView, input: unknown): Promise<boolean> {
     return continueAsNew(this.ports, g, view, input);
+  }
+
+  /** Before anything runs in a continued incarnation: carries on what its switch may have left behind; true when it did. */
+  completeSwitch(g: Grant): Promise<boolean> {
+    return completeSwitch(this.ports, g);
   }
 
   /**
