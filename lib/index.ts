@@ -39,6 +39,10 @@ export type { ChildOptions, ChildOutcome, ChildEnd, ChildStart, ParentRef, Remot
 export type { ItemStep, MapFn, MapOptions, MapOutcome, ParallelOptions } from "./core/fan-out.ts";
 export { parseDuration } from "./core/duration.ts";
 export * from "./core/errors.ts";
+export { TransactConditionFailedError, TransactConflictError, TransactUnsupportedError, TransactValidationError, UnsupportedExpressionError } from "./core/transact/errors.ts";
+export type { Transaction, TxConditionCheck, TxDelete, TxItem, TxKey, TxOp, TxPut, TxUpdate, TxValue } from "./core/transact/ops.ts";
+export type { TableKeys } from "./core/transact/emulate.ts";
+export { TRANSACT_MAX_BYTES, TRANSACT_MAX_ITEMS, TRANSACT_WAYMARK_ITEMS } from "./core/transact/validate.ts";
 export { MissingDependencyError } from "./missing-dependency.ts";
 export { JournalLimitError, DEFAULT_JOURNAL_LIMITS, type JournalLimits } from "./core/journal-limits.ts";
 export { journalIdOf } from "./core/run/journal-ids.ts";

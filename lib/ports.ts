@@ -12,6 +12,7 @@
  * record body) answers as if it had just been applied, never as a conflict.
  */
 import type { SerializedError } from "./core/errors.ts";
+import type { TxOp } from "./core/transact/ops.ts";
 
 /**
  * Lifecycle of a run. `completed`, `failed` and `cancelled` are terminal. `queued`: waiting for
@@ -277,6 +278,39 @@ export interface FlowStore {
   markLatest(scope: string, runId: string, at: number): Promise<void>;
   /** The latest start recorded for `scope`, if any. */
   latest(scope: string): Promise<string | undefined>;
+}
+
+/**
+ * A step's answer from {@link TransactStore.transactRecord}: written (the user's writes and the
+ * record, together; also a retry that finds its own record), the journal already holding another
+ * record under that key (nothing written), or an item of the user's whose condition failed
+ * (nothing written).
+ */
+export type TransactResult =
+  | { written: true }
+  | { written: false; existing: StoredRecord }
+  | { written: false; refused: { index: number; reason: string } };
+
+/**
+ * `step.transact`: the user's writes to their own tables and a step's record, committed in one
+ * transaction — DynamoDB's `TransactWriteItems` on AWS, one SQLite transaction locally, one
+ * synchronous change in memory. The record is write-once as in `appendRecord`. Transient
+ * refusals (a conflict, throttling) throw `TransactConflictError`; a request the store refuses
+ * before writing throws `TransactValidationError`. Optional: a store without it cannot host
+ * `step.transact`.
+ */
+export interface TransactStore {
+  /**
+   * `requestId` is the same for every retry of one request (and only for it): DynamoDB derives
+   * its `ClientRequestToken` from it, so a retry within its idempotency window is answered as
+   * the first attempt's success.
+   */
+  transactRecord(journalId: string, record: StoredRecord, ops: readonly TxOp[], requestId: string): Promise<TransactResult>;
+}
+
+/** Whether `store` can commit a step's writes with its record. */
+export function canTransact(store: object): store is TransactStore {
+  return typeof (store as Partial<TransactStore>).transactRecord === "function";
 }
 
 /** Where runs and their journals live: every role, in one store. */

@@ -150,6 +150,7 @@ export class Engine {
         if (probe) lookedAt = clock.now();
         return protocol.append(g, record, probe);
       },
+      transact: (record, ops) => protocol.transact(g, record, ops),
       ...(cancelReason === undefined ? {} : { cancelReason }),
       children: protocol.children(g.incarnation),
       // Owned while no renewal was refused, the deadline has not passed, and the lease has not

@@ -5,7 +5,9 @@ import type { ChildPort } from "./children.ts";
 import type { SerializedError } from "./errors.ts";
 import type { JournalView } from "./journal-view.ts";
 import type { Payloads } from "./payloads.ts";
-import type { JournalRecord, StepRecord, Unstamped } from "./records.ts";
+import type { JournalRecord, RunStepRecord, StepRecord, Unstamped } from "./records.ts";
+import type { Transacted } from "./run/transact.ts";
+import type { TxOp } from "./transact/ops.ts";
 
 /** Something the run waits for; the earliest `wakeAt` among blockers is when to wake. */
 export interface Blocker {
@@ -54,6 +56,11 @@ export interface ExecutionOptions {
    * — when the append looked — the reason of a cancellation the journal holds (`null`: none).
    */
   append: (record: JournalRecord) => Promise<{ record: JournalRecord; won: boolean; cancel?: string | null | undefined }>;
+  /**
+   * `step.transact`: commits the user's writes with the step's record (run/transact.ts). Absent:
+   * this runtime cannot, and the step fails with `TransactUnsupportedError`.
+   */
+  transact?: (record: RunStepRecord, ops: readonly TxOp[]) => Promise<Transacted>;
   /** True when the invocation should checkpoint before starting another step (Lambda time). */
   shouldYield?: () => boolean;
   /** False once the lease is known to be lost (a renewal was refused): no new step starts. */

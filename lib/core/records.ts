@@ -54,8 +54,8 @@ export const RunStepRecord = z.object({
   startedAt: z.number(),
   /** Position of this result's delivery to the workflow, run-wide (see delivery-order.ts). */
   seq: z.number().int().positive().optional(),
-  /** `at-most-once` steps only; absent means at-least-once. */
-  semantics: z.literal("at-most-once").optional(),
+  /** `at-most-once` steps; `exactly-once`: a `step.transact` (its writes committed with this record); absent means at-least-once. */
+  semantics: z.enum(["at-most-once", "exactly-once"]).optional(),
   /**
    * At-least-once steps: earlier invocations that may have run this body and died before
    * recording it (see `JournalView.possibleReruns`), so the body ran between `attempts` and

@@ -12,6 +12,7 @@ import type { Saga } from "./saga.ts";
 import type { ChildOptions } from "./children.ts";
 import type { RetryOptions } from "./retry.ts";
 import type { Workflow } from "./definition.ts";
+import type { Transaction } from "./transact/ops.ts";
 
 /** Signals a workflow accepts, by name, each with the schema its payload must pass (zod, zod/mini or any Standard Schema library). */
 export type SignalMap = Record<string, StandardSchemaV1>;
@@ -167,6 +168,32 @@ export interface Step<S extends SignalMap = SignalMap, I = unknown> {
    * ```
    */
   run<T>(name: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions): Promise<T>;
+  /**
+   * Writes to your own DynamoDB tables exactly once: the writes `body` builds on `tx` (puts,
+   * updates, deletes, condition checks, as in `TransactWriteItems`) and this step's journal
+   * record commit in ONE transaction, so whatever crashes, duplicate wakes or lost responses
+   * occur they happen once, and a replay returns the recorded result without writing. On AWS
+   * that is one `TransactWriteItems` (twice the write units of plain writes; at most 99 of your
+   * items, 4 MB; the journal table and yours in one account and Region); locally and in tests,
+   * emulated tables in the same store (declare them in the runtime's `tables`).
+   *
+   * A failed condition cancels everything and fails the step, once and recorded, with
+   * `TransactConditionFailedError` (which item, why); a conflict or throttling is retried by the
+   * step's policy; a bad transaction (too many items, two writes to one key, an unknown
+   * placeholder) fails with `TransactValidationError` and writes nothing. The body may read
+   * (reads are not part of the transaction), but must return the same result for the same
+   * reads; its writes are sent after it returns. See docs/guides/transact.md.
+   *
+   * @example
+   * ```ts
+   * const line = await step.transact("reserve", (tx) => {
+   *   tx.update({ table: "stock", key: { sku }, update: "SET available = available - :n", condition: "available >= :n", values: { ":n": qty } });
+   *   tx.put({ table: "ledger", item: { pk: orderId, sk: "reserve", qty }, condition: "attribute_not_exists(pk)" });
+   *   return { reserved: qty };
+   * });
+   * ```
+   */
+  transact<T>(name: string, body: (tx: Transaction, ctx: StepRunContext) => Promise<T> | T, options?: Pick<StepRunOptions, "retries" | "timeout">): Promise<T>;
   /** A durable timer: the run suspends and is woken after `duration`. */
   sleep(name: string, duration: Duration): Promise<void>;
   /** A durable timer until a moment. */

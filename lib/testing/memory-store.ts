@@ -25,7 +25,12 @@ import {
   type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
+  type TransactResult,
+  type TransactStore,
 } from "../ports.ts";
+import type { TableKeys } from "../core/transact/emulate.ts";
+import type { TxOp } from "../core/transact/ops.ts";
+import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
 import { type Applied, type Granted, JournalStoreBase, meetsExpectation } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
@@ -38,6 +43,8 @@ const DAY_MS = 86_400_000;
 export interface MemoryJournalStoreOptions {
   /** How long a finished run is kept before `purgeExpired` removes it. Default 30 days. */
   retentionDays?: number;
+  /** Emulated user tables for `step.transact`, by name: their key attributes (`{ stock: ["sku"] }`). */
+  tables?: TableKeys;
 }
 
 /**
@@ -51,7 +58,7 @@ export interface MemoryJournalStoreOptions {
  * const lease = await store.acquireLease("order-1", { owner: "test", now: Date.now(), ttlMs: 30_000 });
  * ```
  */
-export class MemoryJournalStore extends JournalStoreBase implements JournalStore {
+export class MemoryJournalStore extends JournalStoreBase implements JournalStore, TransactStore {
   private readonly retentionMs: number;
   private readonly runs = new Map<string, RunMeta>();
   private readonly slotsOf = new Map<string, Array<SlotHolder | undefined>>();
@@ -63,8 +70,12 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
    */
   private readonly records = new Map<string, Map<string, StoredRecord>>();
 
+  /** The emulated user tables `step.transact` writes (memory-tables.ts). */
+  readonly tables: MemoryTables;
+
   constructor(options: MemoryJournalStoreOptions = {}) {
     super();
+    this.tables = new MemoryTables(options.tables);
     this.retentionMs = (options.retentionDays ?? 30) * DAY_MS;
   }
 
@@ -180,6 +191,25 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     if (record.lateFor !== undefined) stored.lateFor = record.lateFor;
     records.set(record.key, stored);
     return { written: true, ...probed };
+  }
+
+  /**
+   * `step.transact`: the user's writes and the record in one synchronous change, or neither. A
+   * record already there is ours (a retry: written) or another's (nothing written), and is
+   * looked at before any condition: a retry of our own applied transaction must not read its
+   * own effects as a failed condition.
+   */
+  async transactRecord(runId: string, record: StoredRecord, ops: readonly TxOp[], _requestId: string): Promise<TransactResult> {
+    const existing = this.records.get(runId)?.get(record.key);
+    if (existing) return sameBody(existing.body, record.body) ? { written: true } : { written: false, existing: structuredClone(existing) };
+    const stepId = (record.body as { stepId?: string }).stepId ?? record.key;
+    const outcome = this.tables.decide(stepId, ops);
+    if (!outcome.ok) return { written: false, refused: { index: outcome.index, reason: outcome.reason } };
+    this.tables.apply(outcome);
+    let records = this.records.get(runId);
+    if (!records) this.records.set(runId, (records = new Map()));
+    records.set(record.key, { key: record.key, body: structuredClone(record.body) });
+    return { written: true };
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {

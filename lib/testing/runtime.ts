@@ -11,6 +11,8 @@ import { drainDueWakes } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
 import { MemoryJournalStore } from "./memory-store.ts";
+import type { MemoryTables } from "./memory-tables.ts";
+import type { TableKeys } from "../core/transact/emulate.ts";
 import { MemoryPayloadStore } from "./memory-payloads.ts";
 import type { PayloadOptions } from "../core/payloads.ts";
 import { MemoryWakeQueue } from "./memory-wakes.ts";
@@ -37,6 +39,11 @@ export interface TestRuntimeOptions {
    * 4 MiB, fail past 50,000 records or 32 MiB).
    */
   journalLimits?: Partial<JournalLimits>;
+  /**
+   * Emulated user tables for `step.transact`, by name, with their key attributes
+   * (`{ stock: ["sku"], ledger: ["pk", "sk"] }`); read and seed them through `rt.tables`.
+   */
+  tables?: TableKeys;
 }
 
 
@@ -71,7 +78,9 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
  */
 export class TestRuntime {
   readonly clock: VirtualClock;
-  readonly store = new MemoryJournalStore();
+  readonly store: MemoryJournalStore;
+  /** The emulated user tables `step.transact` writes: `rt.tables.get("stock", { sku })`, `rt.tables.put(…)`. */
+  readonly tables: MemoryTables;
   readonly wakes = new MemoryWakeQueue();
   readonly client: Client;
   readonly engine: Engine;
@@ -84,6 +93,8 @@ export class TestRuntime {
 
   constructor(options: TestRuntimeOptions) {
     this.clock = new VirtualClock(options.start?.getTime());
+    this.store = new MemoryJournalStore(options.tables ? { tables: options.tables } : {});
+    this.tables = this.store.tables;
     const workflows = createRegistry(options.workflows);
     const p = options.payloads === true ? {} : options.payloads || undefined;
     const payloads = p ? { ...p, store: p.store ?? new MemoryPayloadStore() } : undefined;

@@ -5,7 +5,8 @@
  */
 import type { JournalStore } from "../../lib/ports.ts";
 
-export type StoreOp = keyof JournalStore;
+/** A store method by name; `transactRecord` is the optional `TransactStore` role (step.transact). */
+export type StoreOp = keyof JournalStore | "transactRecord";
 
 export function interceptStore(inner: JournalStore, around: (op: StoreOp, args: unknown[], call: () => Promise<unknown>) => Promise<unknown>): JournalStore {
   return new Proxy(inner, {

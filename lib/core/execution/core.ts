@@ -156,7 +156,7 @@ export class ExecutionCore {
   }
 
   /** A record as written: version, time, invocation, and pending `now()` marks. */
-  private stamp(body: Unstamped<JournalRecord>): JournalRecord {
+  stamp(body: Unstamped<JournalRecord>): JournalRecord {
     const record = { ...body, v: JOURNAL_VERSION, at: this.o.now() } as JournalRecord;
     if (this.o.invocation !== undefined) record.inv = this.o.invocation;
     let marks: Record<string, number> | undefined;

@@ -19,6 +19,7 @@ import { branchLabel, fanOut } from "./fan-out.ts";
 import { runStep, runStepWithId } from "./run-step.ts";
 import type { Scope } from "./scope.ts";
 import { sleep, waitForSignal, waitWithId } from "./waits.ts";
+import { transactStep } from "./transact-step.ts";
 
 /** The step API for `scope`; `index` is set for a map item's or a parallel branch's own step. */
 export function createStep(scope: Scope, index?: number): Step {
@@ -27,6 +28,7 @@ export function createStep(scope: Scope, index?: number): Step {
   const api = {
     runId: o.runId,
     run: (name, fn, options) => runStep(scope, name, fn, options),
+    transact: (name, body, options) => transactStep(scope, name, body, options),
     sleep: (name, duration) => sleep(scope, name, () => o.now() + parseDuration(duration)),
     sleepUntil: (name, until) => sleep(scope, name, () => checkMoment(typeof until === "number" ? until : until.getTime(), o.now())),
     waitForSignal: (name, options) => lazy(waitForSignal(scope, name, options as WaitOptions | undefined)),

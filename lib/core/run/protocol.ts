@@ -43,7 +43,11 @@ import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
 import { type StartRequest, startRun } from "./start.ts";
 import { type WakeAnswer, wakeSleeps } from "./wake.ts";
+import { type Transacted, transact } from "./transact.ts";
+import type { RunStepRecord } from "../records.ts";
+import type { TxOp } from "../transact/ops.ts";
 
+export type { Transacted };
 export type { Admission, AdmissionRun, Appended, CancelAnswer, ChildEndOutcome, Grant, Hold, Refusal, RunPorts, SignalReceipt, StartRequest, WakeAnswer };
 
 /** How a granted invocation ends its run. */
@@ -79,6 +83,11 @@ export class RunProtocol {
 
   append(g: Grant, record: JournalRecord, probe: boolean): Promise<Appended> {
     return append(this.ports, g, record, probe);
+  }
+
+  /** `step.transact`: the user's writes and the step's record in one transaction (transact.ts). */
+  transact(g: Grant, record: RunStepRecord, ops: readonly TxOp[]): Promise<Transacted> {
+    return transact(this.ports, g, record, ops);
   }
 
   cancelRequested(g: Grant): Promise<string | undefined> {
