@@ -44,7 +44,11 @@ import {
   type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
+  type TransactResult,
+  type TransactStore,
 } from "../ports.ts";
+import type { TxOp } from "../core/transact/ops.ts";
+import { transactRecord } from "./dynamodb-transact.ts";
 import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { TERMINAL_STATUSES as TERMINAL } from "../ports.ts";
 import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
@@ -86,7 +90,7 @@ const DAY_S = 86_400;
  * if (!res.written) console.log("already recorded:", res.existing.body);
  * ```
  */
-export class DynamoJournalStore extends JournalStoreBase implements JournalStore {
+export class DynamoJournalStore extends JournalStoreBase implements JournalStore, TransactStore {
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly retentionS: number;
@@ -218,6 +222,11 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
       }
       throw this.tooLarge(err, runId, record.key, size);
     }
+  }
+
+  /** `step.transact`: the user's writes and the record in one `TransactWriteItems` (dynamodb-transact.ts). */
+  transactRecord(runId: string, record: StoredRecord, ops: readonly TxOp[], requestId: string): Promise<TransactResult> {
+    return transactRecord(this.client, this.table, runId, record, ops, requestId);
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
