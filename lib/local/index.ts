@@ -3,6 +3,7 @@ export { createLocalRuntime, LocalRuntime, type LocalRuntimeOptions, isDeadLocal
 export { openLocalDatabase, type Database, type Durability, type LocalDatabaseOptions } from "./database.ts";
 export { MissingDependencyError, SQLITE_DRIVER } from "./sqlite-driver.ts";
 export { SqliteJournalStore, type SqliteJournalStoreOptions } from "./sqlite-store.ts";
+export { SqliteTables } from "./sqlite-tables.ts";
 export { SqliteWakeTable } from "./wake-table.ts";
 export { DirPayloadStore, payloadDirFor } from "./dir-payloads.ts";
 export { formatTimeline, timelineRows, type TimelineRow } from "../cli/timeline.ts";

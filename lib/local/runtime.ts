@@ -17,6 +17,8 @@ import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
 import type { JournalLimits } from "../core/journal-limits.ts";
 import { type Durability, openLocalDatabase } from "./database.ts";
 import { SqliteJournalStore } from "./sqlite-store.ts";
+import type { SqliteTables } from "./sqlite-tables.ts";
+import type { TableKeys } from "../core/transact/emulate.ts";
 import { SqliteWakeTable } from "./wake-table.ts";
 import type { Logger } from "../observe/logger.ts";
 import { entrySink } from "../observe/sinks.ts";
@@ -67,6 +69,11 @@ export interface LocalRuntimeOptions {
    * and its id may be started afresh. Fractions are allowed (tests). Default 30, as on AWS.
    */
   retentionDays?: number;
+  /**
+   * Emulated user tables for `step.transact`, in the journal file, by name with their key
+   * attributes (`{ stock: ["sku"], ledger: ["pk", "sk"] }`); read and seed them through `runtime.tables`.
+   */
+  tables?: TableKeys;
   /** Every structured entry (with its level). */
   log?: (entry: LogEntry) => void;
   /** Where log lines go (a Powertools `Logger`, or any object with `info`/`warn`/`error`). Default: none. */
@@ -127,6 +134,10 @@ export class LocalRuntime {
    */
   readonly owner = localOwner();
   readonly store: SqliteJournalStore;
+  /** The emulated user tables `step.transact` writes: `runtime.tables.get("stock", { sku })`, `runtime.tables.put(…)`. */
+  get tables(): SqliteTables {
+    return this.store.tables;
+  }
   readonly wakes: SqliteWakeTable;
   readonly client: Client;
   private readonly payloadStore: DirPayloadStore | undefined;
@@ -148,7 +159,7 @@ export class LocalRuntime {
     this.file = o.file ?? ".waymark/journal.db";
     this.leaseTtlMs = o.leaseTtlMs ?? 10_000;
     this.db = openLocalDatabase(this.file, o.durability === undefined ? {} : { durability: o.durability });
-    this.store = new SqliteJournalStore(this.db, o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays });
+    this.store = new SqliteJournalStore(this.db, { ...(o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays }), ...(o.tables ? { tables: o.tables } : {}) });
     this.pollMs = o.pollIntervalMs ?? 50;
     // Wakes due now interrupt the idle pause instead of waiting for the next poll.
     this.wakes = new SqliteWakeTable(this.db, {

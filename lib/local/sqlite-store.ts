@@ -29,7 +29,12 @@ import {
   type SlotHolder,
   type StoredRecord,
   type SuspendUpdate,
+  type TransactResult,
+  type TransactStore,
 } from "../ports.ts";
+import type { TableKeys } from "../core/transact/emulate.ts";
+import type { TxOp } from "../core/transact/ops.ts";
+import { SqliteTables } from "./sqlite-tables.ts";
 import type { Database } from "./database.ts";
 import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
@@ -50,6 +55,8 @@ const DAY_MS = 86_400_000;
 export interface SqliteJournalStoreOptions {
   /** How long a finished run is kept before `purgeExpired` removes it. Default 30 days. */
   retentionDays?: number;
+  /** Emulated user tables for `step.transact`, by name: their key attributes (`{ stock: ["sku"] }`). */
+  tables?: TableKeys;
 }
 
 /**
@@ -64,7 +71,7 @@ export interface SqliteJournalStoreOptions {
  * console.log((await store.getRun("order-1"))?.status); // "pending"
  * ```
  */
-export class SqliteJournalStore extends JournalStoreBase implements JournalStore {
+export class SqliteJournalStore extends JournalStoreBase implements JournalStore, TransactStore {
   private readonly insertRun: Statement<[Params]>;
   private readonly selectRun: Statement<[string], RunRow>;
   private readonly selectRecords: Statement<[string], RecordCells>;
@@ -84,6 +91,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   private readonly acquire: (runId: string, req: AcquireRequest) => Granted;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
   private readonly flow: FlowStatements;
+  /** The emulated user tables `step.transact` writes (sqlite-tables.ts). */
+  readonly tables: SqliteTables;
 
   constructor(db: Database, options: SqliteJournalStoreOptions = {}) {
     super();
@@ -172,6 +181,12 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     );
     this.purge = (now, limit) => purge.immediate(now - retentionMs, Math.max(0, Math.floor(limit)));
     this.flow = flowStatements(db);
+    this.tables = new SqliteTables(db, options.tables);
+  }
+
+  /** `step.transact`: the user's writes and the record in one IMMEDIATE transaction (sqlite-tables.ts). */
+  async transactRecord(runId: string, record: StoredRecord, ops: readonly TxOp[], _requestId: string): Promise<TransactResult> {
+    return this.tables.commit(runId, record, ops);
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
