@@ -22,4 +22,4 @@ transactSuite("DynamoDB Local", async () => {
       client.destroy();
     },
   };
-});
+}, { emulated: false });

@@ -12,4 +12,4 @@ transactSuite("the memory store", async () => {
     put: async (table, item) => store.tables.put(table, item),
     close: async () => {},
   };
-});
+}, { emulated: true });

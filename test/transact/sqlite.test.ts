@@ -22,7 +22,7 @@ transactSuite("SQLite", async () => {
     put: async (table, item) => store.tables.put(table, item),
     close: async () => void db.close(),
   };
-});
+}, { emulated: true });
 
 describe("the SQLite store's emulated tables", () => {
   it("live in the journal file: another connection sees the items and the record of one commit", async () => {

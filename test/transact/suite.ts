@@ -33,7 +33,7 @@ function expiredWindow(inner: JournalStore & TransactStore): { store: JournalSto
   return { store, sends };
 }
 
-export function transactSuite(label: string, makeLab: () => Promise<TransactLab>): void {
+export function transactSuite(label: string, makeLab: () => Promise<TransactLab>, o: { emulated: boolean }): void {
   describe(`step.transact on ${label}`, () => {
     const setup = async (o: { gate?: () => Promise<void>; wrap?: (s: JournalStore & TransactStore) => JournalStore & TransactStore; extra?: AnyWorkflow[] } = {}) => {
       const lab = await makeLab();
@@ -149,6 +149,25 @@ export function transactSuite(label: string, makeLab: () => Promise<TransactLab>
         expect(calls.reserve).toBe(1);
         expect(await lab.get(lab.names.stock, { sku: "A1" })).toEqual({ sku: "A1", available: 3 });
         expect(await ledgerLine(lab, "o-5")).toEqual({ pk: "o-5", sk: "reserve", qty: 2 });
+      } finally {
+        await lab.close();
+      }
+    });
+
+    it.runIf(o.emulated)("an expression outside the emulated subset fails the step with UnsupportedExpressionError, nothing written", async () => {
+      const sized = durable({ name: "sized-flow", input: z.object({}) }, async (_input, step) =>
+        step.transact("sized", (tx) => {
+          tx.update({ table: "stock", key: { sku: "A1" }, update: "SET available = :z", condition: "size(sku) > :z", values: { ":z": 0 } });
+          return "never";
+        }),
+      );
+      const { lab, client, engine } = await setup({ extra: [sized] });
+      try {
+        await client.start("sized-flow", { runId: "sized", input: {} });
+        const res = await engine().invoke("sized");
+        expect(res.status === "failed" ? res.error : undefined).toMatchObject({ name: "UnsupportedExpressionError", message: expect.stringMatching(/size\(\) is not supported/) });
+        expect(await lab.get("stock", { sku: "A1" })).toEqual({ sku: "A1", available: 5 });
+        expect(await lab.store.getRecord("sized", "step#sized")).toMatchObject({ body: { status: "failed", attempts: 1 } });
       } finally {
         await lab.close();
       }

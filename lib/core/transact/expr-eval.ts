@@ -1,8 +1,8 @@
 /**
  * Evaluates the expression subset of expr-parse.ts against an item, as DynamoDB does:
  *
- * - a comparison with a missing attribute, or between values of different types, is false
- *   (`<>` too); `<`, `<=`, `>`, `>=` order numbers and strings only (strings by UTF-16 code
+ * - with a missing attribute, or between values of different types, `<>` is true and every
+ *   other comparison false; `<`, `<=`, `>`, `>=` order numbers and strings only (strings by UTF-16 code
  *   units, which agrees with DynamoDB's UTF-8 byte order outside astral characters);
  *   `=` and `<>` compare any two values of one type, lists and maps deeply;
  * - `begins_with` holds for a string attribute that starts with a string value;
@@ -15,15 +15,12 @@
  * DynamoDB answers them with a ValidationException that writes nothing.
  */
 import type { TxItem, TxValue } from "./ops.ts";
-import type { Condition, Operand, Path, SetValue, Term, UpdateActions } from "./expr-parse.ts";
+import { type Condition, ExpressionDataError, type Operand, type Path, type SetValue, type Term, type UpdateActions } from "./expr-parse.ts";
 
 type Item = Record<string, TxValue>;
 type Values = Readonly<Record<string, TxValue>>;
 
-/** A problem with the item's data that DynamoDB would refuse; the caller wraps it with the step id. */
-export class ExpressionDataError extends Error {
-  override readonly name = "ExpressionDataError" as const;
-}
+export { ExpressionDataError };
 
 export function evaluate(c: Condition, item: TxItem | undefined, values: Values): boolean {
   switch (c.kind) {
@@ -43,7 +40,7 @@ export function evaluate(c: Condition, item: TxItem | undefined, values: Values)
     case "compare": {
       const a = operand(c.left, item, values);
       const b = operand(c.right, item, values);
-      if (a === undefined || b === undefined || typeOf(a) !== typeOf(b)) return false;
+      if (a === undefined || b === undefined || typeOf(a) !== typeOf(b)) return c.op === "<>";
       if (c.op === "=") return deepEqual(a, b);
       if (c.op === "<>") return !deepEqual(a, b);
       if (!((typeof a === "number" && typeof b === "number") || (typeof a === "string" && typeof b === "string"))) return false;
