@@ -75,6 +75,8 @@ export class DurableFunction extends Construct {
   private sendChildEnds: iam.PolicyStatement | undefined;
   /** The wake queues of the parents that may start children here (`WAYMARK_PARENT_QUEUES`). */
   private readonly parentQueues: string[] = [];
+  /** `step.transact`'s grant on the user's tables (one statement, a resource per table). */
+  private transactTables: iam.PolicyStatement | undefined;
 
   constructor(scope: Construct, id: string, props: DurableFunctionProps) {
     super(scope, id);
@@ -234,6 +236,31 @@ export class DurableFunction extends Construct {
     }
     this.sendChildEnds.addResources(parent.queue.queueArn);
     this.parentQueues.push(parent.queue.queueUrl);
+  }
+
+  /**
+   * Lets the workflows' `step.transact` write `table`: `TransactWriteItems` is authorised item by
+   * item (there is no `dynamodb:TransactWriteItems` action), so this grants `PutItem`,
+   * `UpdateItem`, `DeleteItem` and `ConditionCheckItem` on the table. The transaction's journal
+   * record is covered by the function's journal grant. The table must be in this stack's account
+   * and Region (a transaction spans one of each). Reads in the body are yours to grant
+   * (`table.grantReadData(fn.function)`).
+   *
+   * @example
+   * ```ts
+   * const stock = new dynamodb.TableV2(this, "Stock", { partitionKey: { name: "sku", type: dynamodb.AttributeType.STRING } });
+   * const orders = new DurableFunction(this, "Orders", { entry: "functions/order-flow.ts", handler: "orderFlow" });
+   * orders.grantTransact(stock);
+   * orders.function.addEnvironment("STOCK_TABLE", stock.tableName);
+   * ```
+   */
+  grantTransact(table: dynamodb.ITableV2 | dynamodb.ITable): void {
+    check(table.tableArn !== this.table.tableArn, "grantTransact is for your own tables: step.transact never writes the journal table");
+    if (!this.transactTables) {
+      this.transactTables = new iam.PolicyStatement({ sid: "TransactUserTables", actions: ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"] });
+      this.role.addToPrincipalPolicy(this.transactTables);
+    }
+    this.transactTables.addResources(table.tableArn);
   }
 
   /** The environment `configFromEnv` (lib/aws/config.ts) reads. */

@@ -84,7 +84,9 @@ describe("the function's role", () => {
     // Starting a child in another function is granted only by child.grantInvoke(parent)
     // (test/cdk/children.test.ts); sending its end to the parent's queue is sqs:SendMessage.
     // Reading a Secrets Manager secret is granted only when one is brought (below).
-    expect(new Set([...granted, "lambda:InvokeFunction", "secretsmanager:GetSecretValue"])).toEqual(sent);
+    // step.transact's TransactWriteItems is no IAM action: its items are authorised one by one,
+    // on the journal by the journal grant, on the user's tables by fn.grantTransact (transact.test.ts).
+    expect(new Set([...granted, "lambda:InvokeFunction", "secretsmanager:GetSecretValue", "dynamodb:TransactWriteItems"])).toEqual(sent);
   });
 });
 
