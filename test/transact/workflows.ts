@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { durable, TransactConditionFailedError } from "waymark";
 
-export const Order = z.object({ orderId: z.string(), sku: z.string(), qty: z.number().int().positive(), nap: z.string().optional() });
+export const Order = z.object({ orderId: z.string(), sku: z.string(), qty: z.number().int().positive(), nap: z.string().optional(), unguarded: z.boolean().optional() });
 
 /** The emulated tables' keys: the same shapes as the DynamoDB Local tables of the AWS tests. */
 export const TABLE_KEYS = { stock: ["sku"], ledger: ["pk", "sk"] } as const;
@@ -23,7 +23,8 @@ export function reserveFlow(calls: Calls, tables: { stock: string; ledger: strin
       line = await step.transact("reserve", async (tx) => {
         calls.reserve++;
         tx.update({ table: tables.stock, key: { sku: order.sku }, update: "SET available = available - :n", condition: "available >= :n", values: { ":n": order.qty } });
-        tx.put({ table: tables.ledger, item: { pk: order.orderId, sk: "reserve", qty: order.qty }, condition: "attribute_not_exists(pk)" });
+        // `unguarded`: no condition of the user's own, so only the journal record keeps the writes to once.
+        tx.put({ table: tables.ledger, item: { pk: order.orderId, sk: "reserve", qty: order.qty }, ...(order.unguarded ? {} : { condition: "attribute_not_exists(pk)" }) });
         await gate?.();
         return { reserved: order.qty };
       });
