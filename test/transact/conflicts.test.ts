@@ -67,3 +67,22 @@ describe("step.transact under contention", () => {
     expect(r.hits).toBeUndefined();
   });
 });
+
+describe("a store that cannot commit writes with a record", () => {
+  it("fails the step once with TransactUnsupportedError and sends nothing", async () => {
+    const flow = durable({ name: "plain-flow", input: z.object({}) }, async (_input, step) =>
+      step.transact("bump", (tx) => {
+        tx.update({ table: "counters", key: { id: "c" }, update: "ADD hits :one", values: { ":one": 1 } });
+        return "bumped";
+      }),
+    );
+    const inner = new MemoryJournalStore({ tables: { counters: ["id"] } });
+    const store = Object.assign(Object.create(inner) as MemoryJournalStore, { transactRecord: undefined });
+    const ports = { store, wakes: new MemoryWakeQueue(), clock: new VirtualClock(), workflows: createRegistry([flow]) };
+    await new Client(ports).start("plain-flow", { runId: "p", input: {} });
+    const result = await new Engine({ ...ports, owner: "a" }).invoke("p");
+    expect(result.status === "failed" ? result.error.name : result.status).toBe("TransactUnsupportedError");
+    expect(inner.tables.get("counters", { id: "c" })).toBeUndefined();
+    expect((await inner.getRecord("p", "step#bump"))?.body).toMatchObject({ status: "failed", attempts: 1 });
+  });
+});
