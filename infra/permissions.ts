@@ -14,7 +14,11 @@ import type { Construct } from "constructs";
 import { JOURNAL_TABLE } from "waymark/aws";
 import type { WebhookSecret } from "./webhook-secret.ts";
 
-/** The requests the DynamoDB store sends (`lib/aws/dynamodb-*.ts`); no scan, no batch, no transaction. */
+/**
+ * The requests the DynamoDB store sends (`lib/aws/dynamodb-*.ts`); no scan, no batch. `step.transact`'s
+ * `TransactWriteItems` is authorised item by item: its journal record by these, the user's items by
+ * `fn.grantTransact(table)`.
+ */
 export const JOURNAL_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"] as const;
 /** The lists (`byStatus`, `byWake`) only query the indexes. */
 export const INDEX_ACTIONS = ["dynamodb:Query"] as const;

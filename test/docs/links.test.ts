@@ -68,10 +68,10 @@ export function deadLinks(page: string, markdown: string, read: (path: string) =
 }
 
 /**
- * Pages other branches are writing at the same time, linked from here already: docs/guides/transact.md
- * (step.transact). Remove an entry once its page is merged.
+ * Pages other branches are writing at the same time, linked from here already (none now:
+ * docs/guides/transact.md is merged). Remove an entry once its page is merged.
  */
-const PENDING = new Set(["docs/guides/transact.md"]);
+const PENDING = new Set<string>();
 
 const readRepo = (path: string): string | undefined => {
   const full = join(repo, path);
