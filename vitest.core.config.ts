@@ -18,6 +18,8 @@ export default defineConfig({
       "test/{core,contract,local,compose,golden,http,hardening,ai,lifecycle,payloads,examples,cli,create}/**/*.test.ts",
       "test/crash/order-flow.test.ts",
       "test/crash/two-workers.test.ts",
+      // step.transact on the emulated tables (the DynamoDB cases need DynamoDB Local).
+      "test/transact/{memory,sqlite,conflicts,example}.test.ts",
     ],
     exclude: [
       // DynamoDB Local, the SQS or the S3 emulator (test/setup/global.ts starts them for npm test).
