@@ -12,7 +12,12 @@
  * record body) answers as if it had just been applied, never as a conflict.
  */
 import type { SerializedError } from "./core/errors.ts";
-import type { TxOp } from "./core/transact/ops.ts";
+
+export * from "./ports/links.ts";
+export * from "./ports/payloads.ts";
+export * from "./ports/time.ts";
+export * from "./ports/transact.ts";
+export * from "./ports/wakes.ts";
 
 /**
  * Lifecycle of a run. `completed`, `failed` and `cancelled` are terminal. `queued`: waiting for
@@ -280,39 +285,6 @@ export interface FlowStore {
   latest(scope: string): Promise<string | undefined>;
 }
 
-/**
- * A step's answer from {@link TransactStore.transactRecord}: written (the user's writes and the
- * record, together; also a retry that finds its own record), the journal already holding another
- * record under that key (nothing written), or an item of the user's whose condition failed
- * (nothing written).
- */
-export type TransactResult =
-  | { written: true }
-  | { written: false; existing: StoredRecord }
-  | { written: false; refused: { index: number; reason: string } };
-
-/**
- * `step.transact`: the user's writes to their own tables and a step's record, committed in one
- * transaction — DynamoDB's `TransactWriteItems` on AWS, one SQLite transaction locally, one
- * synchronous change in memory. The record is write-once as in `appendRecord`. Transient
- * refusals (a conflict, throttling) throw `TransactConflictError`; a request the store refuses
- * before writing throws `TransactValidationError`. Optional: a store without it cannot host
- * `step.transact`.
- */
-export interface TransactStore {
-  /**
-   * `requestId` is the same for every retry of one request (and only for it): DynamoDB derives
-   * its `ClientRequestToken` from it, so a retry within its idempotency window is answered as
-   * the first attempt's success.
-   */
-  transactRecord(journalId: string, record: StoredRecord, ops: readonly TxOp[], requestId: string): Promise<TransactResult>;
-}
-
-/** Whether `store` can commit a step's writes with its record. */
-export function canTransact(store: object): store is TransactStore {
-  return typeof (store as Partial<TransactStore>).transactRecord === "function";
-}
-
 /** Where runs and their journals live: every role, in one store. */
 export interface JournalStore extends RunRecords, RunListing, RunRetention, FlowStore {}
 
@@ -337,133 +309,4 @@ export interface SlotHolder {
 export interface PurgedRun {
   runId: string;
   createdAt: number;
-}
-
-/** Why a run is woken. */
-export type WakeReason = "start" | "sleep" | "timeout" | "retry" | "signal" | "continue" | "watchdog" | "cancel";
-
-/** A request to invoke a run at a time. */
-export interface Wake {
-  runId: string;
-  /** Epoch ms; now or earlier means at once. */
-  at: number;
-  reason: WakeReason;
-  /**
-   * Deterministic name within the run (e.g. `timeout:approval`), so scheduling twice creates one
-   * wake and a resolved wait can cancel its timeout.
-   */
-  key: string;
-  /** W3C trace context of the invocation (or caller) that scheduled it, when tracing is on. */
-  traceparent?: string;
-}
-
-/** Delivers wakes: the SQLite wake table locally; SQS delays and the Scheduler on AWS. */
-export interface WakeQueue {
-  schedule(wake: Wake): Promise<void>;
-  /** Best effort: an early or extra wake is harmless, it re-checks the journal. */
-  cancel(runId: string, key: string): Promise<void>;
-}
-
-/** What a capability link is bound to. */
-export interface LinkClaims {
-  runId: string;
-  waitId: string;
-  signal: string;
-  /** The run's `createdAt`: binds the link to this run, not to a later run that reuses its id. */
-  runCreatedAt: number;
-  /** When the wait was recorded; the link's lifetime counts from here (deterministic on replay). */
-  issuedAt: number;
-  /** Minting: the wait's timeout, if any. Verified: the link's expiry (the sooner of that and its maximum lifetime). */
-  expiresAt?: number;
-  /** The one approver the link speaks for; a delivery through it is recorded as sent by them. */
-  approver?: string;
-}
-
-/** Mints capability links for waits (signed tokens); deterministic for the same claims. */
-export interface ApprovalLinks {
-  /** `expiresAt` is the link's own expiry, never later than the claims' `expiresAt`. */
-  mint(claims: LinkClaims): { token: string; url: string | undefined; expiresAt: number };
-}
-
-/**
- * Where a value stored by reference lives, as the journal records it instead of the value: a
- * step's `resultRef`, a signal's `payloadRef`, and a run's input or result in its meta record
- * (see `lib/core/payloads.ts`).
- */
-export interface PayloadRef {
-  /** `runs/<runId>/<createdAt>/<sha256>`: content-addressed within one incarnation of the run id. */
-  key: string;
-  /** SHA-256 of the stored bytes (UTF-8 JSON), hex; every read is checked against it. */
-  sha256: string;
-  /** Size of the stored bytes. */
-  bytes: number;
-}
-
-/**
- * Where values too large to journal inline are kept: S3 on AWS, a directory beside the SQLite
- * file locally, memory in tests. Keys are content-addressed, so a `put` is idempotent: writing a
- * key again (a retry after a lost response, or the same value twice) stores the same bytes and
- * succeeds. Objects are never overwritten with other bytes.
- */
-export interface PayloadStore {
-  /** Stores `body` under `key` unless it is already there; succeeds either way. */
-  put(key: string, body: Uint8Array): Promise<void>;
-  /** The stored bytes, or `undefined` when no object has that key (deleted, or never written). */
-  get(key: string): Promise<Uint8Array | undefined>;
-  /**
-   * Deletes every object whose key starts with `prefix` (retention: one run incarnation's
-   * `runs/<runId>/<createdAt>/`). Idempotent. Optional: S3 leaves this to the bucket's lifecycle.
-   */
-  deletePrefix?(prefix: string): Promise<void>;
-}
-
-/** Time, so tests can skip it. */
-export interface Clock {
-  now(): number;
-}
-
-/** The clock of the machine (`Date.now()`). */
-export const systemClock: Clock = { now: () => Date.now() };
-
-/**
- * Timers, so that a simulator can own them: everything the engine schedules for later (a
- * heartbeat, a deadline, a step's timeout, the check that an execution has gone quiet) goes
- * through this port. The system's are Node's timers, unref'd so they never keep a process alive.
- */
-export interface Timers {
-  /** Calls `fn` once after `ms` (on the engine's clock); returns how to cancel it. */
-  after(ms: number, fn: () => void): () => void;
-  /** Calls `fn` after the promise callbacks queued now have run (a macrotask: `setImmediate`). */
-  defer(fn: () => void): void;
-}
-
-/** Timers on the machine's `setTimeout` (unref'd, so they do not keep a process alive). */
-export const systemTimers: Timers = {
-  after(ms, fn) {
-    const timer = setTimeout(fn, Math.max(0, ms));
-    timer.unref?.();
-    return () => clearTimeout(timer);
-  },
-  defer(fn) {
-    setImmediate(fn);
-  },
-};
-
-/** A wake claimed from a pollable queue; `ack` it once the invocation is done. */
-export interface ClaimedWake extends Wake {
-  /** Changes whenever the wake is rescheduled, so acking an old claim keeps the new wake. */
-  generation: number;
-}
-
-/**
- * A wake queue that its own host polls (the SQLite wake table, the in-memory test queue).
- * Claiming hides a wake for `visibilityMs`, as SQS does: a host that dies mid-invocation
- * leaves it to reappear, so no wake is lost to a crash.
- */
-export interface PollableWakeQueue extends WakeQueue {
-  claimDue(now: number, limit: number, visibilityMs: number): Promise<ClaimedWake[]>;
-  /** Deletes the wake if it was not rescheduled since it was claimed. */
-  ack(wake: ClaimedWake): Promise<void>;
-  /** When the next wake becomes visible, if any. */
-  nextDueAt(): Promise<number | undefined>;
 }
