@@ -6,18 +6,20 @@
  * {@link Scope}; execution.ts composes them into the step API.
  */
 import { DeliveryOrder } from "../delivery-order.ts";
-import { serializeError } from "../error-codec.ts";
-import { CancelledError, LeaseLostError, NonDeterminismError, StepFailedError, StepInterruptedError, ValueTooLargeError } from "../errors.ts";
+import { LeaseLostError, NonDeterminismError } from "../errors.ts";
 import { Cancellation } from "../cancellation.ts";
 import { CHILD_SIGNAL } from "../children.ts";
-import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "../json.ts";
-import { loadRef } from "../payloads.ts";
-import { Later } from "../lazy.ts";
+import { DEFAULT_MAX_VALUE_BYTES } from "../json.ts";
+import type { Later } from "../lazy.ts";
 import type { Blocker, ExecutionOptions, Outcome, StepEvent } from "../execution-types.ts";
 import type { JournalRecord, Unstamped } from "../records.ts";
 import { JOURNAL_VERSION, keyOf } from "../records.ts";
 import { type PayloadRef, systemTimers, type Timers } from "../../ports.ts";
 import type { Scope } from "./scope.ts";
+import { decide, type Settled } from "./decide.ts";
+import { laterValue, offloadValue } from "./refs.ts";
+
+export { isTooLargeForStore, resultOf } from "./results.ts";
 
 export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
@@ -31,7 +33,6 @@ export function scopeOf(stepId: string): string {
   return at < 0 ? "" : stepId.slice(0, at + 2);
 }
 
-type Settled = { ok: true; value: unknown } | { ok: false; error: unknown } | { continued: unknown };
 
 export class ExecutionCore {
   readonly timers: Timers;
@@ -309,101 +310,27 @@ export class ExecutionCore {
   }
 
   private decide(): Outcome {
-    if (this.fatal) return { type: "failed", error: serializeError(this.fatal), nondeterminism: true };
-    const stalled = this.stalledOrder();
-    if (stalled) {
-      // Results wait for one the code never asked for: the code took another path than the journal.
-      const missing = stalled.head ?? "(a step past the journal's end)";
-      const err = new NonDeterminismError(missing, `step "${missing}" delivered before the steps after it`, "never reached it");
-      return { type: "failed", error: serializeError(err), nondeterminism: true };
-    }
-    // The code's own diagnosis (a wrapper that checks what a replayed step was asked) is the precise one.
-    if (this.settled && "ok" in this.settled && !this.settled.ok && this.settled.error instanceof NonDeterminismError) {
-      return { type: "failed", error: serializeError(this.settled.error), nondeterminism: true };
-    }
-    const skipped = this.o.journal.stepIds().find((id) => !this.visited.has(id));
-    if (skipped) {
-      const record = this.o.journal.step(skipped);
-      const inserted = this.newSteps[0];
-      if (inserted) {
-        const err = new NonDeterminismError(inserted.stepId, `a ${record?.kind ?? "?"} step "${skipped}" next`, `a new ${inserted.kind} step "${inserted.stepId}" instead (guard it with step.patched())`);
-        return { type: "failed", error: serializeError(err), nondeterminism: true };
-      }
-      const err = new NonDeterminismError(skipped, `a ${record?.kind ?? "?"} step "${skipped}"`, "never reached it (renamed or removed?)");
-      return { type: "failed", error: serializeError(err), nondeterminism: true };
-    }
-    if (this.settled && "continued" in this.settled) return { type: "continued", input: this.settled.continued };
-    // Cancelled, and the workflow has ended (after its compensations): the run ends cancelled.
-    if (this.settled && this.cancellation.wasDelivered) {
-      return { type: "cancelled", reason: this.cancellation.reason, ...(this.settled.ok && this.settled.value !== undefined ? { result: this.settled.value } : {}) };
-    }
-    if (this.settled) {
-      if (this.settled.ok) {
-        try {
-          assertJsonSafe(this.settled.value, "workflow result");
-          const size = jsonBytes(this.settled.value);
-          const limit = this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
-          if (size > limit) throw new ValueTooLargeError("the run's result", size, limit, this.o.payloads ? "payloads" : "journal");
-        } catch (err) {
-          return { type: "failed", error: serializeError(err) };
-        }
-        return { type: "completed", result: this.settled.value };
-      }
-      return { type: "failed", error: serializeError(this.settled.error) };
-    }
-    return { type: "suspended", blockers: [...this.blockers] };
-  }
-
-  // ---- values by reference (payloads.ts) ------------------------------------------------
-
-  /**
-   * Stores a step result over the inline threshold and returns its reference; `undefined` keeps
-   * it inline. A store that fails aborts the invocation (user code never sees it) and answers
-   * `null`: the transport retries the wake and the step runs again, as after a crash.
-   */
-  async offload(value: unknown): Promise<PayloadRef | undefined | null> {
-    const payloads = this.o.payloads;
-    if (!payloads) return undefined;
-    try {
-      return await payloads.offload(this.o.runId, this.o.runCreatedAt, value);
-    } catch (err) {
-      this.abort(err, false);
-      return null;
-    }
-  }
-
-  /**
-   * A recorded value to read when the code awaits it. The read holds the execution open like a
-   * running step. A fault ends the invocation instead of reaching user code: a missing or altered
-   * object fails the run (the engine sees `PayloadMissingError`/`PayloadIntegrityError`), a store
-   * that cannot be reached is retried with the wake.
-   */
-  later<T>(ref: PayloadRef): Later<T> {
-    return new Later<T>(async () => {
-      this.inflight++;
-      try {
-        return (await loadRef(this.o.payloads, ref)) as T;
-      } catch (err) {
-        this.abort(err, false);
-        return never<T>();
-      } finally {
-        this.inflight--;
-        this.checkQuiescent();
-      }
+    return decide({
+      fatal: this.fatal,
+      stalled: this.stalledOrder(),
+      settled: this.settled,
+      journal: this.o.journal,
+      visited: this.visited,
+      newSteps: this.newSteps,
+      cancellation: this.cancellation,
+      maxValueBytes: this.o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
+      byReference: this.o.payloads !== undefined,
+      blockers: this.blockers,
     });
   }
-}
 
-/** A finished step's result, or its recorded failure thrown as `StepFailedError` (live and on replay alike). */
-export function resultOf<T>(record: JournalRecord): T {
-  if (record.type !== "step" || record.kind !== "run") throw new TypeError("not a run record");
-  if (record.status === "ok") return record.result as T;
-  if (record.error?.name === "StepInterruptedError") throw new StepInterruptedError(record.stepId, record.attempts);
-  if (record.error?.name === "CancelledError") throw new CancelledError(String(record.error.fields?.reason ?? "cancelled"));
-  throw new StepFailedError(record.stepId, record.attempts, record.error ?? { name: "Error", message: "unknown failure" });
-}
+  /** See refs.ts: a step result over the inline threshold stored by reference (`null`: the store failed, the invocation is aborted). */
+  offload(value: unknown): Promise<PayloadRef | undefined | null> {
+    return offloadValue(this, value);
+  }
 
-/** A store's refusal of a record over its own size limit (DynamoDB's `RecordTooLargeError`). */
-export function isTooLargeForStore(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { name?: unknown }).name === "RecordTooLargeError";
+  /** See refs.ts: a recorded value by reference, read when the code awaits it. */
+  later<T>(ref: PayloadRef): Later<T> {
+    return laterValue<T>(this, ref);
+  }
 }
