@@ -11,7 +11,7 @@
  * Run: node --conditions=waymark-source --import tsx bench/perf.ts [rounds]
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Client } from "../lib/client.ts";
@@ -115,15 +115,21 @@ async function map50(h: Harness): Promise<number> {
   return timed(async () => expect((await h.engine.invoke(run)).status, "completed", "map"));
 }
 
+/** The CPU time (user + system, this process) of the last manyRuns, per run: on a loaded machine it moves far less than runs/s. */
+let manyRunsCpuMs = 0;
+
 async function manyRuns(dir: string, runs: number): Promise<number> {
   const rt = createLocalRuntime({ workflows, file: join(dir, `many-${++seq}.db`), concurrency: 16, tracing: false });
   await rt.start();
   try {
     const ids = Array.from({ length: runs }, () => id("five"));
+    const cpu = process.cpuUsage();
     const ms = await timed(async () => {
       for (const r of ids) await rt.client.start(fiveSteps, { runId: r, input: { n: 5 } });
       for (const r of ids) expect((await rt.waitForRun(r)).status, "completed", "five");
     });
+    const used = process.cpuUsage(cpu);
+    manyRunsCpuMs = (used.user + used.system) / 1000 / runs;
     return runs / (ms / 1000);
   } finally {
     await rt.close();
@@ -141,7 +147,7 @@ async function main(): Promise<void> {
     const sleeping10k = await suspendedRun(normal, 10 * STEPS);
     const cols: Record<string, number[]> = {};
     const put = (k: string, v: number) => (cols[k] ??= []).push(v);
-    console.log(`perf: ${ROUNDS} interleaved rounds; node ${process.version}, ${cpus()[0]?.model ?? "?"} x${cpus().length}`);
+    console.log(`perf: ${ROUNDS} interleaved rounds; node ${process.version}, ${cpus()[0]?.model ?? "?"} x${cpus().length}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     for (let round = -1; round < ROUNDS; round++) {
       const r: Record<string, number> = {};
       r.rawNormal = rawNormal();
@@ -153,7 +159,10 @@ async function main(): Promise<void> {
       r.resume = await resume(normal);
       r.mapNormal = await map50(normal);
       r.mapFull = await map50(full);
-      if (round % 3 === 0 || round === -1) r.runsPerS = await manyRuns(dir, 200);
+      if (round % 3 === 0 || round === -1) {
+        r.runsPerS = await manyRuns(dir, 200);
+        r.runCpuMs = manyRunsCpuMs;
+      }
       if (round < 0) continue; // warm-up
       for (const [k, v] of Object.entries(r)) put(k, v);
       put("seqRatio", r.seqNormal! / r.rawNormal!);
@@ -162,7 +171,7 @@ async function main(): Promise<void> {
       put("tenK", r.resuspend10k! / (10 * r.resuspend!));
       process.stdout.write(".");
     }
-    console.log("\n");
+    console.log(`\nload average at the end ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
     const m = (k: string) => summarise(cols[k] ?? [0]);
     const rows = [
       ["1,000 raw INSERTs, NORMAL (ms)", m("rawNormal")],
@@ -179,6 +188,7 @@ async function main(): Promise<void> {
       ["step.map 50 items, FULL (ms)", m("mapFull")],
       ["  FULL ÷ NORMAL, per round (×)", m("mapRatio")],
       ["200 runs × 5 steps, local runtime (runs/s)", m("runsPerS")],
+      ["  CPU per run (ms)", m("runCpuMs")],
     ] as const;
     console.log(table(["workload", "median", "min", "max"], rows.map(([l, s]) => [l, fmt(s.median), fmt(s.min), fmt(s.max)])));
     normal.db.close();

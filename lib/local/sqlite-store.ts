@@ -38,7 +38,7 @@ import { SqliteTables } from "./sqlite-tables.ts";
 import type { Database } from "./database.ts";
 import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
-import { AppendBatcher } from "./sqlite-batch.ts";
+import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
 import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord, toRecords } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
@@ -82,6 +82,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   private readonly finishStmt: Statement<[Params]>;
   private readonly continueStmt: Statement<[Params]>;
   private readonly batch: AppendBatcher;
+  /** Every write goes through the connection's group commit (sqlite-batch.ts), the appends' and the wake table's too. */
+  private readonly writes: WriteQueue;
   private readonly setLate: Statement<[string, string, string]>;
   private readonly due: Statement<[Params]>;
   private readonly selectDue: Statement<[number, number], RunRow>;
@@ -131,6 +133,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
         AND ((@token IS NOT NULL AND lease_owner IS NOT NULL AND lease_token = @token)
           OR (@token IS NULL AND lease_owner IS NULL AND invocations = 0))`);
     this.batch = new AppendBatcher(db);
+    this.writes = WriteQueue.of(db);
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
     this.due = db.prepare<[Params]>(`
       UPDATE runs SET wake_at = @at WHERE run_id = @runId AND status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at)`);
@@ -190,14 +193,15 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
-    const inserted = this.insertRun.run({ runId: run.runId, workflow: run.workflow, input: toJson(run.input), createdAt: run.createdAt });
+    const input = toJson(run.input);
+    const inserted = await this.writes.write(() => this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }));
     if (inserted.changes === 1) {
       return {
         created: true,
         run: {
           runId: run.runId,
           workflow: run.workflow,
-          input: fromJson(toJson(run.input)),
+          input: fromJson(input),
           status: "pending",
           createdAt: run.createdAt,
           updatedAt: run.createdAt,
@@ -223,21 +227,21 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
-    return this.acquire(runId, req);
+    return this.writes.write(() => this.acquire(runId, req));
   }
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
-    return this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1;
+    return this.writes.write(() => this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1);
   }
 
   protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null, status: update.status ?? "suspended" };
-    return this.suspend.run(params).changes === 1 ? { applied: true } : this.refused(runId);
+    return this.writes.write(() => (this.suspend.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, input: toJson(update.input), incarnation: update.incarnation };
-    return this.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId);
+    return this.writes.write(() => (this.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   protected async finish(runId: string, update: FinishUpdate): Promise<Applied> {
@@ -249,7 +253,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       error: toJson(update.error),
       token: "token" in update.expect ? update.expect.token : null,
     };
-    return this.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId);
+    return this.writes.write(() => (this.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   private refused(runId: string): Applied {
@@ -268,11 +272,11 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
-    this.setLate.run(waitStepId, runId, key);
+    await this.writes.write(() => this.setLate.run(waitStepId, runId, key));
   }
 
   async markDue(runId: string, at: number): Promise<void> {
-    this.due.run({ runId, at });
+    await this.writes.write(() => this.due.run({ runId, at }));
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

@@ -6,6 +6,7 @@
 import type { Statement } from "better-sqlite3";
 import type { ClaimedWake, PollableWakeQueue, Wake, WakeReason } from "../ports.ts";
 import type { Database } from "./database.ts";
+import { WriteQueue } from "./sqlite-batch.ts";
 
 interface WakeRow {
   run_id: string;
@@ -44,11 +45,14 @@ export class SqliteWakeTable implements PollableWakeQueue {
   private readonly minVisible: Statement<[], number | null>;
   private readonly scheduleTx: (wake: Wake) => void;
   private readonly claimTx: (now: number, limit: number, visibilityMs: number) => ClaimedWake[];
+  /** Writes share the connection's group commit with the journal's (sqlite-batch.ts). */
+  private readonly writes: WriteQueue;
 
   constructor(
     db: Database,
     private readonly options: WakeTableOptions = {},
   ) {
+    this.writes = WriteQueue.of(db);
     this.nextGeneration = db.prepare<[], number>("UPDATE wake_generation SET value = value + 1 WHERE id = 1 RETURNING value").pluck();
     this.upsert = db.prepare<[Wake & { generation: number }]>(`
       INSERT INTO wakes (run_id, key, at, reason, visible_at, generation) VALUES (@runId, @key, @at, @reason, @at, @generation)
@@ -82,20 +86,20 @@ export class SqliteWakeTable implements PollableWakeQueue {
   }
 
   async schedule(wake: Wake): Promise<void> {
-    this.scheduleTx(wake);
+    await this.writes.write(() => this.scheduleTx(wake));
     this.options.onSchedule?.(wake);
   }
 
   async cancel(runId: string, key: string): Promise<void> {
-    this.remove.run(runId, key);
+    await this.writes.write(() => this.remove.run(runId, key));
   }
 
   async claimDue(now: number, limit: number, visibilityMs: number): Promise<ClaimedWake[]> {
-    return this.claimTx(now, limit, visibilityMs);
+    return this.writes.write(() => this.claimTx(now, limit, visibilityMs));
   }
 
   async ack(wake: ClaimedWake): Promise<void> {
-    this.removeIfGeneration.run(wake.runId, wake.key, wake.generation);
+    await this.writes.write(() => this.removeIfGeneration.run(wake.runId, wake.key, wake.generation));
   }
 
   async nextDueAt(): Promise<number | undefined> {

@@ -1,7 +1,8 @@
 /**
- * Group commit on the SQLite journal (lib/local/sqlite-batch.ts): appends made together share
- * one commit, and every append keeps its own answer — won or the record that stands, the probe
- * as its transaction saw it, and a failure of its own that does not fail its neighbours. The
+ * Group commit on the SQLite journal (lib/local/sqlite-batch.ts): writes made together share one
+ * commit (appends, and grants, finishes and wakes beside them), and every append keeps its own
+ * answer — won or the record that stands, the probe as its transaction saw it, and a failure of
+ * its own that does not fail its neighbours. The
  * commits are counted from the WAL (frames written, checkpoints off), on a real file; the
  * durability option sets SQLite's `synchronous`.
  */
@@ -11,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Database, openLocalDatabase } from "../../lib/local/database.ts";
 import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
+import { SqliteWakeTable } from "../../lib/local/wake-table.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "waymark-group-commit-"));
 let files = 0;
@@ -75,6 +77,44 @@ describe("SQLite group commit", () => {
     // Alone (a batch of one), the probe answers from the same statement as the write.
     expect(await store.appendRecord("r", { key: "step#c", body: body(5) }, "cancel")).toEqual({ written: true, probed: { key: "cancel", body: { type: "cancel", reason: "stop" } } });
     expect(await store.appendRecord("other", { key: "step#c", body: body(5) }, "cancel")).toEqual({ written: true, probed: null });
+    db.close();
+  });
+
+  it("shares one commit among writes of every kind made together, runs' and wakes': grants, appends, finishes, schedules and acks", async () => {
+    const { db, store } = open();
+    const wakes = new SqliteWakeTable(db);
+    const ids = Array.from({ length: 20 }, (_, i) => `run-${i}`);
+    const now = 1_000;
+    for (const runId of ids) await store.createRun({ runId, workflow: "w", input: { runId }, createdAt: now });
+    // Each run: granted, one record, finished, and a wake scheduled and acked; the twenty runs at once.
+    const lifecycle = async (runId: string) => {
+      const granted = await store.acquireLease(runId, { owner: `o-${runId}`, now, ttlMs: 60_000 });
+      if (!granted.acquired) throw new Error(`no lease for ${runId}`);
+      const appended = await store.appendRecord(runId, { key: "step#s", body: body(1) }, "cancel");
+      const finished = await store.finishRun(runId, { status: "completed", now: now + 1, result: runId, expect: { token: granted.lease.token } });
+      await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
+      return { appended, finished };
+    };
+    // Then the wakes, claimed and each acked.
+    const drain = async () => Promise.all((await wakes.claimDue(now, 100, 1_000)).map((w) => wakes.ack(w)));
+    let frames = framesSince(db);
+    const together = await Promise.all(ids.map(lifecycle));
+    expect((await drain()).length).toBe(20);
+    const batched = frames();
+    expect(together.every((r) => r.appended.written && r.appended.probed === null && r.finished)).toBe(true);
+    for (const runId of ids) expect(await store.getRun(runId)).toMatchObject({ status: "completed", result: runId, leaseToken: 1 });
+    expect(await wakes.nextDueAt()).toBeUndefined();
+    // The same writes one run after the other: each its own commit (a grant alone rewrites the runs table's pages).
+    const apart = ids.map((id) => `${id}-apart`);
+    for (const runId of apart) await store.createRun({ runId, workflow: "w", input: { runId }, createdAt: now });
+    frames = framesSince(db);
+    for (const runId of apart) {
+      await lifecycle(runId);
+      expect((await drain()).length).toBe(1);
+    }
+    const alone = frames();
+    expect(alone).toBeGreaterThanOrEqual(20 * 5);
+    expect(batched).toBeLessThan(alone / 4);
     db.close();
   });
 

@@ -23,8 +23,12 @@ export function runStep<T>(scope: Scope, name: string, fn: (ctx: StepRunContext)
   const core = scope.core;
   const stepId = scope.nextId(name);
   if (core.done || core.fatal) return never(); // ended, or the code already diverged from the journal
-  // Results kept by reference are read when the code awaits them, not before (lazy.ts).
-  return lazy(runStepWithId(scope, stepId, fn, options));
+  const running = runStepWithId(scope, stepId, fn, options);
+  // A result kept by reference is read when the code awaits it, not before (lazy.ts). Only a
+  // recorded result by reference comes back as a `Later` (a live one is handed over as it is),
+  // so every other step is its plain promise: replay allocates no lazy wrapper per step.
+  const recorded = core.o.journal.step(stepId);
+  return recorded?.kind === "run" && recorded.status === "ok" && recorded.resultRef ? lazy(running) : (running as Promise<T>);
 }
 
 /** A journaled step with its id decided; `ordered: false` for steps no code awaits in order (a wait's `:notify`, a child's `:start`). */
