@@ -70,6 +70,8 @@ export const SleepRecord = z.object({
   kind: z.literal("sleep"),
   stepId: z.string(),
   wakeAt: z.number(),
+  /** When the sleep began (its record may be written later, when the run suspends); absent in journals of earlier versions. */
+  startedAt: z.number().optional(),
 });
 
 export const WaitRecord = z.object({

@@ -208,9 +208,10 @@ function runItem(j: Indexed, stepId: string): TimelineItem | undefined {
 function sleepItem(j: Indexed, s: SleepRecord): TimelineItem {
   const res = j.resolutions.get(s.stepId);
   if (res?.via === "cancelled") {
-    return item(s.stepId, "sleep", "cancelled", s.stepId, [{ kind: "sleep", start: s.at, end: res.at, text: `sleep cancelled at ${instantText(res.at)} (was to wake at ${instantText(s.wakeAt)})` }]);
+    return item(s.stepId, "sleep", "cancelled", s.stepId, [{ kind: "sleep", start: s.startedAt ?? s.at, end: res.at, text: `sleep cancelled at ${instantText(res.at)} (was to wake at ${instantText(s.wakeAt)})` }]);
   }
-  return item(s.stepId, "sleep", "sleep", s.stepId, [{ kind: "sleep", start: s.at, end: isInstant(s.wakeAt) ? s.wakeAt : undefined, text: `sleep until ${instantText(s.wakeAt)} (${elapsedText(s.at, s.wakeAt)})` }]);
+  const from = s.startedAt ?? s.at;
+  return item(s.stepId, "sleep", "sleep", s.stepId, [{ kind: "sleep", start: from, end: isInstant(s.wakeAt) ? s.wakeAt : undefined, text: `sleep until ${instantText(s.wakeAt)} (${elapsedText(from, s.wakeAt)})` }]);
 }
 
 /** Who answered a wait, in words: the signal and its sender, the timeout, or the cancellation. */

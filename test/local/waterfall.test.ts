@@ -143,6 +143,13 @@ describe("waits, sleeps and children", () => {
     expect(s.item.segments[0]?.text).toBe("sleep until 2026-03-01T12:00:01.300Z (500 ms)");
   });
 
+  it("draws a sleep from when it began, not from its record's write (at the run's suspension, later)", () => {
+    const l = layoutWaterfall(run("suspended", T + 50), entries(ok("slow", T, T + 50), { type: "step", kind: "sleep", stepId: "nap", wakeAt: T + 600, startedAt: T, at: T + 50 }), T + 100);
+    const s = bar(l, "nap");
+    expect(s.item.segments[0]?.start).toBe(T);
+    expect(s.item.segments[0]?.text).toBe("sleep until 2026-03-01T12:00:00.600Z (600 ms)");
+  });
+
   it("draws a child as its start and the wait for its end, linked to the child's page", () => {
     const l = layoutWaterfall(run("completed", T + 2_000), history, T + 10_000);
     const pay = bar(l, "pay");

@@ -109,4 +109,17 @@ describe("one invocation", () => {
     expect(gates.count("note")).toBe(1);
     for (const kid of ["p2:kid1", "p2:kid2"]) expect((await lab.store.getRecord(kid, "cancel"))?.body).toMatchObject({ reason: expect.stringMatching(/parent was cancelled/) });
   });
+
+  it("a sleep's record says when the sleep began, though it is written at the suspension", async () => {
+    const wf = durable({ name: "nap-beside", input: z.object({}) }, async (_in, step) => {
+      await Promise.all([step.sleep("nap", "600ms"), step.run("slow", () => (lab.clock.advance(50), 1))]);
+      return "rested";
+    });
+    lab = sqliteLab([wf]);
+    await lab.client().start(wf, { runId: "n1", input: {} });
+    const began = lab.clock.now();
+    expect(await lab.engine("W").invoke("n1")).toMatchObject({ status: "suspended" });
+    const record = (await lab.store.getRecord("n1", "step#nap"))?.body as { wakeAt: number; startedAt?: number; at: number };
+    expect(record).toMatchObject({ wakeAt: began + 600, startedAt: began, at: began + 50 });
+  });
 });

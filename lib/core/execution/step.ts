@@ -29,8 +29,8 @@ export function createStep(scope: Scope, index?: number): Step {
     runId: o.runId,
     run: (name, fn, options) => runStep(scope, name, fn, options),
     transact: (name, body, options) => transactStep(scope, name, body, options),
-    sleep: (name, duration) => sleep(scope, name, () => o.now() + parseDuration(duration)),
-    sleepUntil: (name, until) => sleep(scope, name, () => checkMoment(typeof until === "number" ? until : until.getTime(), o.now())),
+    sleep: (name, duration) => sleep(scope, name, (now) => now + parseDuration(duration)),
+    sleepUntil: (name, until) => sleep(scope, name, (now) => checkMoment(typeof until === "number" ? until : until.getTime(), now)),
     waitForSignal: (name, options) => lazy(waitForSignal(scope, name, options as WaitOptions | undefined)),
     patched: (id: string) => {
       assertName("patch", id);

@@ -18,7 +18,7 @@ import { runStepWithId } from "./run-step.ts";
 import type { Scope } from "./scope.ts";
 
 /** `step.sleep` (a duration from now) and `step.sleepUntil` (a moment), in `scope`. */
-export async function sleep(scope: Scope, name: string, wakeAtIfNew: () => number): Promise<void> {
+export async function sleep(scope: Scope, name: string, wakeAtIfNew: (now: number) => number): Promise<void> {
   const core = scope.core;
   const o = core.o;
   const stepId = scope.nextId(name);
@@ -26,10 +26,13 @@ export async function sleep(scope: Scope, name: string, wakeAtIfNew: () => numbe
   const recorded = o.journal.step(stepId);
   if (recorded && recorded.kind !== "sleep") return core.nondeterminism(stepId, `a ${recorded.kind} step`, "a sleep step");
   let wakeAt: number;
+  // When a new sleep began (its record is written later, at suspension: its `at` comes after).
+  let startedAt = 0;
   if (recorded) wakeAt = recorded.wakeAt;
   else {
     if (o.replayOnly) return core.frontier(scope, stepId, "sleep");
-    wakeAt = wakeAtIfNew();
+    startedAt = o.now();
+    wakeAt = wakeAtIfNew(startedAt);
   }
   const resolved = o.journal.resolution(stepId)?.via;
   if (resolved === "cancelled") {
@@ -43,7 +46,7 @@ export async function sleep(scope: Scope, name: string, wakeAtIfNew: () => numbe
   }
   if (o.now() < wakeAt && core.cancelStops() && !o.replayOnly) {
     // Delivered here: the sleep ends early with the cancellation (journaled, so replay agrees).
-    if (!recorded) await core.write({ type: "step", kind: "sleep", stepId, wakeAt });
+    if (!recorded) await core.write({ type: "step", kind: "sleep", stepId, wakeAt, startedAt });
     const { record } = await core.write<ResolutionRecord>({ type: "resolution", stepId, via: "cancelled" }, "adopt");
     if (record.via === "cancelled") {
       core.cancelledWakes.push(`sleep:${stepId}`); // its wake is pointless now
@@ -53,12 +56,12 @@ export async function sleep(scope: Scope, name: string, wakeAtIfNew: () => numbe
     if (record.via === "woken") return; // a wake-now got there first
   }
   if (o.now() >= wakeAt) {
-    if (!recorded) await core.write({ type: "step", kind: "sleep", stepId, wakeAt });
+    if (!recorded) await core.write({ type: "step", kind: "sleep", stepId, wakeAt, startedAt });
     core.emit({ stepId, kind: "sleep", outcome: recorded ? "replayed" : "completed" });
     return;
   }
   const blocker: Blocker = { stepId, wakeAt, key: `sleep:${stepId}`, reason: "sleep", waitingFor: `sleep:${stepId}` };
-  if (!recorded) blocker.record = { type: "step", kind: "sleep", stepId, wakeAt };
+  if (!recorded) blocker.record = { type: "step", kind: "sleep", stepId, wakeAt, startedAt };
   return core.block(scope, blocker);
 }
 
