@@ -194,7 +194,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     const input = toJson(run.input);
-    const inserted = await this.writes.write(() => this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }));
+    const inserted = await this.writes.write(run.runId, () => this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }));
     if (inserted.changes === 1) {
       return {
         created: true,
@@ -227,21 +227,21 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
-    return this.writes.write(() => this.acquire(runId, req));
+    return this.writes.write(runId, () => this.acquire(runId, req));
   }
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
-    return this.writes.write(() => this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1);
+    return this.writes.write(runId, () => this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1);
   }
 
   protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null, status: update.status ?? "suspended" };
-    return this.writes.write(() => (this.suspend.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
+    return this.writes.write(runId, () => (this.suspend.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, input: toJson(update.input), incarnation: update.incarnation };
-    return this.writes.write(() => (this.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
+    return this.writes.write(runId, () => (this.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   protected async finish(runId: string, update: FinishUpdate): Promise<Applied> {
@@ -253,7 +253,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       error: toJson(update.error),
       token: "token" in update.expect ? update.expect.token : null,
     };
-    return this.writes.write(() => (this.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
+    return this.writes.write(runId, () => (this.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   private refused(runId: string): Applied {
@@ -272,11 +272,11 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
-    await this.writes.write(() => this.setLate.run(waitStepId, runId, key));
+    await this.writes.write(runId, () => this.setLate.run(waitStepId, runId, key));
   }
 
   async markDue(runId: string, at: number): Promise<void> {
-    await this.writes.write(() => this.due.run({ runId, at }));
+    await this.writes.write(runId, () => this.due.run({ runId, at }));
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

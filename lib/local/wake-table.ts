@@ -86,20 +86,20 @@ export class SqliteWakeTable implements PollableWakeQueue {
   }
 
   async schedule(wake: Wake): Promise<void> {
-    await this.writes.write(() => this.scheduleTx(wake));
+    await this.writes.write(wake.runId, () => this.scheduleTx(wake));
     this.options.onSchedule?.(wake);
   }
 
   async cancel(runId: string, key: string): Promise<void> {
-    await this.writes.write(() => this.remove.run(runId, key));
+    await this.writes.write(runId, () => this.remove.run(runId, key));
   }
 
   async claimDue(now: number, limit: number, visibilityMs: number): Promise<ClaimedWake[]> {
-    return this.writes.write(() => this.claimTx(now, limit, visibilityMs));
+    return this.writes.write(undefined, () => this.claimTx(now, limit, visibilityMs));
   }
 
   async ack(wake: ClaimedWake): Promise<void> {
-    await this.writes.write(() => this.removeIfGeneration.run(wake.runId, wake.key, wake.generation));
+    await this.writes.write(wake.runId, () => this.removeIfGeneration.run(wake.runId, wake.key, wake.generation));
   }
 
   async nextDueAt(): Promise<number | undefined> {

@@ -6,7 +6,7 @@
  * commits are counted from the WAL (frames written, checkpoints off), on a real file; the
  * durability option sets SQLite's `synchronous`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -115,6 +115,46 @@ describe("SQLite group commit", () => {
     const alone = frames();
     expect(alone).toBeGreaterThanOrEqual(20 * 5);
     expect(batched).toBeLessThan(alone / 4);
+    db.close();
+  });
+
+  it("waits for the end of the event loop's turn while several runs write, and goes back to the microtask rule for a run alone", async () => {
+    const file = join(dir, `g${++files}.db`);
+    const db = openLocalDatabase(file);
+    db.pragma("wal_autocheckpoint = 0");
+    const store = new SqliteJournalStore(db);
+    // Frames from the WAL file's size (no checkpoint runs, so it only grows).
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    const walFrames = () => (statSync(`${file}-wal`).size - 32) / (pageSize + 24);
+    const framesSince = (_: Database) => {
+      const before = walFrames();
+      return () => walFrames() - before;
+    };
+    // Two runs stepping at once but out of phase (b's steps take a few more microtask turns, as a
+    // read or a hook would): their appends never arrive in one microtask burst.
+    const chain = async (runId: string, gap: number, n: number) => {
+      for (let i = 0; i < n; i++) {
+        for (let g = 0; g < gap; g++) await null;
+        await store.appendRecord(runId, { key: `step#s${i}`, body: body(i) });
+      }
+    };
+    let frames = framesSince(db);
+    for (let i = 0; i < 20; i++) await store.appendRecord("alone", { key: `step#s${i}`, body: body(i) });
+    const apart = frames();
+    frames = framesSince(db);
+    await Promise.all([chain("a", 0, 10), chain("b", 6, 10)]);
+    const together = frames();
+    // Commits at the end of the turn take both runs' appends: about half the commits of 20 apart.
+    expect(together).toBeLessThan(apart * 0.75);
+    expect(db.prepare("SELECT count(*) FROM records WHERE run_id IN ('a', 'b')").pluck().get()).toBe(20);
+    // A run alone again: its first append may wait for the turn's end, then none yields to the event loop.
+    await store.appendRecord("solo", { key: "step#first", body: body(0) });
+    let yielded = false;
+    setImmediate(() => (yielded = true));
+    frames = framesSince(db);
+    for (let i = 0; i < 20; i++) await store.appendRecord("solo", { key: `step#s${i}`, body: body(i) });
+    expect(yielded).toBe(false);
+    expect(frames()).toBeGreaterThanOrEqual(20); // each its own commit
     db.close();
   });
 

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { durable } from "waymark";
 import { createLocalRuntime, startDevServer, type DevServer, type LocalRuntime } from "waymark/local";
 import { signRequest } from "../../lib/http/signing.ts";
+import { until } from "../support/until.ts";
 import { SECRET, oneApproval, snapshot, tempDir } from "./helpers.ts";
 
 const boom = durable({ name: "boom", input: z.object({}).strict() }, async () => {
@@ -26,6 +27,8 @@ beforeAll(async () => {
   await runtime.client.start(oneApproval, { runId: "d-1", input: { n: 1 } });
   await runtime.client.start(boom, { runId: "d-2", input: {} });
   await runtime.waitForRun("d-2");
+  // d-1 runs on beside d-2: the snapshots below compare a settled journal, so wait for its wait.
+  await until("d-1 waits for its approval", async () => (await runtime.client.get("d-1")).status === "suspended");
 });
 
 afterAll(async () => {

@@ -14,3 +14,9 @@ export function incarnationOf(journalId: string): number {
 export function journalIdOf(runId: string, incarnation: number | undefined): string {
   return incarnation === undefined || incarnation <= 1 ? runId : `${runId}~${incarnation}`;
 }
+
+/** The run a journal id belongs to (the id itself for the first incarnation). */
+export function runIdOfJournal(journalId: string): string {
+  const at = journalId.lastIndexOf("~");
+  return at < 0 ? journalId : journalId.slice(0, at);
+}
