@@ -46,12 +46,12 @@ export class Execution {
    * stopped by its timeout or a cancellation), a function may outlive its step and the execution.
    */
   get bodiesInFlight(): number {
-    return this.core.inflight + this.core.bodies;
+    return this.core.inflight + this.core.bodies.count;
   }
 
   /** Resolves true once no user step function runs any more, or false after `ms`. */
   bodiesSettled(ms: number): Promise<boolean> {
-    return this.core.bodiesSettled(ms);
+    return this.core.bodies.settled(ms);
   }
 
   /** True once this execution knows of a cancellation request. */

@@ -16,12 +16,13 @@ import type { JournalRecord, Unstamped } from "../records.ts";
 import { JOURNAL_VERSION, keyOf } from "../records.ts";
 import { type PayloadRef, systemTimers, type Timers } from "../../ports.ts";
 import type { Scope } from "./scope.ts";
+import { StepBodies } from "./bodies.ts";
 import { decide, type Settled } from "./decide.ts";
+import { never } from "./never.ts";
 import { laterValue, offloadValue } from "./refs.ts";
 
 export { isTooLargeForStore, resultOf } from "./results.ts";
 
-export const never = <T>(): Promise<T> => new Promise<T>(() => {});
 
 /**
  * The scope a step id belongs to: everything up to its last `]/` — `notify[3]/send` is in
@@ -48,12 +49,8 @@ export class ExecutionCore {
   readonly cancelledWakes: string[] = [];
   /** Step bodies and reads by reference in flight. */
   inflight = 0;
-  /**
-   * User step functions still running, counted until their own promise settles: a step stopped
-   * by its timeout or the run's cancellation stops waiting for its function, which may go on.
-   */
-  bodies = 0;
-  private readonly bodiesIdle: Array<() => void> = [];
+  /** User step functions still running (bodies.ts). */
+  readonly bodies: StepBodies;
   done = false;
   fatal: Error | undefined;
   private readonly blockers: Blocker[] = [];
@@ -68,6 +65,7 @@ export class ExecutionCore {
 
   constructor(readonly o: ExecutionOptions) {
     this.timers = o.timers ?? systemTimers;
+    this.bodies = new StepBodies(this.timers);
     this.cancellation = new Cancellation(o.cancelReason);
   }
 
@@ -189,29 +187,6 @@ export class ExecutionCore {
     if (this.o.ownsLease === undefined || this.o.ownsLease()) return true;
     this.abort(new LeaseLostError(this.o.runId), true);
     return false;
-  }
-
-  /** Runs a user step function, counted in {@link bodies} until its promise settles (not when its step stops waiting). */
-  counted<T>(fn: () => Promise<T> | T): Promise<T> {
-    this.bodies++;
-    const running = new Promise<T>((resolve) => resolve(fn()));
-    const done = () => {
-      if (--this.bodies === 0) for (const wake of this.bodiesIdle.splice(0)) wake();
-    };
-    running.then(done, done);
-    return running;
-  }
-
-  /** Resolves true once no user step function runs, or false after `ms`. */
-  bodiesSettled(ms: number): Promise<boolean> {
-    if (this.bodies === 0) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      const cancel = this.timers.after(ms, () => resolve(false));
-      this.bodiesIdle.push(() => {
-        cancel();
-        resolve(true);
-      });
-    });
   }
 
   /** True once this execution knows of a cancellation request. */

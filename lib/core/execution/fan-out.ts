@@ -14,7 +14,8 @@ import { serializeError } from "../error-codec.ts";
 import { WorkflowDefinitionError } from "../errors.ts";
 import type { MapOptions, MapOutcome } from "../fan-out.ts";
 import { assertName } from "../definition.ts";
-import { never, resultOf } from "./core.ts";
+import { resultOf } from "./core.ts";
+import { never } from "./never.ts";
 import { Scope } from "./scope.ts";
 
 /** One item or branch to run: its scope's label (`3`, `flights`) and its code. */

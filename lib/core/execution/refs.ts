@@ -8,7 +8,8 @@
 import { Later } from "../lazy.ts";
 import { loadRef } from "../payloads.ts";
 import type { PayloadRef } from "../../ports.ts";
-import { type ExecutionCore, never } from "./core.ts";
+import type { ExecutionCore } from "./core.ts";
+import { never } from "./never.ts";
 
 /** The reference a value is stored under; `undefined` keeps it inline; `null`: the store failed and the invocation is aborted. */
 export async function offloadValue(core: ExecutionCore, value: unknown): Promise<PayloadRef | undefined | null> {

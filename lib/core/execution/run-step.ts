@@ -15,7 +15,8 @@ import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "../json.ts";
 import { Later, lazy } from "../lazy.ts";
 import type { AttemptRecord, RunStepRecord, StartRecord, Unstamped } from "../records.ts";
 import { nextRetryAt, resolveRetry } from "../retry.ts";
-import { isTooLargeForStore, never, resultOf } from "./core.ts";
+import { isTooLargeForStore, resultOf } from "./core.ts";
+import { never } from "./never.ts";
 import type { Scope } from "./scope.ts";
 
 /** `step.run(name, fn, options)` in `scope`. */
@@ -109,7 +110,7 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
       // a journal write that fails aborts the invocation instead (see `write`).
       let value: T;
       try {
-        const body = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.counted(() => fn(ctx)), attempt, timeoutMs, compensation ? undefined : core.cancellation.signal, core.timers);
+        const body = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.bodies.run(() => fn(ctx)), attempt, timeoutMs, compensation ? undefined : core.cancellation.signal, core.timers);
         const around = o.aroundAttempt;
         value = around ? await around({ runId: o.runId, workflow: o.workflow.name, stepId, attempt }, body) : await body();
         assertJsonSafe(value, `result of step "${stepId}"`);

@@ -14,7 +14,7 @@ import { createSaga } from "../saga.ts";
 import { createStepLog, journaledStepIds } from "../step-log.ts";
 import { validate } from "../validate.ts";
 import { zodIssues } from "../zod-issues.ts";
-import { never } from "./core.ts";
+import { never } from "./never.ts";
 import { branchLabel, fanOut } from "./fan-out.ts";
 import { runStep, runStepWithId } from "./run-step.ts";
 import type { Scope } from "./scope.ts";

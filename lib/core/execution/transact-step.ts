@@ -21,7 +21,7 @@ import { nextRetryAt, resolveRetry } from "../retry.ts";
 import { TransactConditionFailedError, TransactConflictError, TransactUnsupportedError, TransactValidationError, UnsupportedExpressionError } from "../transact/errors.ts";
 import { collectWrites, keyOfOp, type Transaction, type TxOp } from "../transact/ops.ts";
 import { validateWrites } from "../transact/validate.ts";
-import { never } from "./core.ts";
+import { never } from "./never.ts";
 import type { Scope } from "./scope.ts";
 
 /** What `step.transact` takes besides its body: the retry policy (body failures, conflicts, throttling) and a per-attempt timeout. */
@@ -84,7 +84,7 @@ async function transactWithId<T>(scope: Scope, stepId: string, body: TransactBod
       let ops: TxOp[];
       try {
         const built = collectWrites(stepId);
-        const run = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.counted(() => body(built.tx, ctx)), attempt, timeoutMs, core.cancellation.signal, core.timers);
+        const run = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.bodies.run(() => body(built.tx, ctx)), attempt, timeoutMs, core.cancellation.signal, core.timers);
         const around = o.aroundAttempt;
         value = around ? await around({ runId: o.runId, workflow: o.workflow.name, stepId, attempt }, run) : await run();
         built.seal();

@@ -13,7 +13,8 @@ import { Later } from "../lazy.ts";
 import type { ResolutionRecord, StepRecord, Unstamped } from "../records.ts";
 import type { StandardSchemaV1 } from "../standard-schema.ts";
 import { parse } from "../validate.ts";
-import { never, resultOf } from "./core.ts";
+import { resultOf } from "./core.ts";
+import { never } from "./never.ts";
 import { runStepWithId } from "./run-step.ts";
 import type { Scope } from "./scope.ts";
 

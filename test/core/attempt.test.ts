@@ -1,0 +1,99 @@
+/**
+ * One attempt of a step function (lib/core/attempt.ts): the fast path for a function that
+ * returns without a promise, and the race against the timeout and the run's cancellation for one
+ * that returns a promise. A fake clock drives the timers (ports `Timers`), a real Cancellation
+ * the cancel.
+ */
+import { describe, expect, it } from "vitest";
+import { runAttempt } from "../../lib/core/attempt.ts";
+import { Cancellation } from "../../lib/core/cancellation.ts";
+import { StepTimeoutError } from "../../lib/core/errors.ts";
+import type { Timers } from "../../lib/ports.ts";
+
+/** Timers that fire only when told: `fire()` runs every timer set and not yet cleared. */
+function manualTimers(): Timers & { fire(): void; pending(): number } {
+  const set = new Set<() => void>();
+  return {
+    after(_ms, fn) {
+      set.add(fn);
+      return () => set.delete(fn);
+    },
+    defer(fn) {
+      setImmediate(fn);
+    },
+    fire() {
+      for (const fn of [...set]) {
+        set.delete(fn);
+        fn();
+      }
+    },
+    pending: () => set.size,
+  };
+}
+
+describe("runAttempt", () => {
+  it("returns a synchronous result at once, runs the function in the call, and leaves no timer or listener behind", async () => {
+    const timers = manualTimers();
+    const cancel = new Cancellation(undefined);
+    let ran = false;
+    const attempt = runAttempt("k", "s", () => ((ran = true), 42), 1, 5_000, cancel.signal, timers);
+    expect(ran).toBe(true); // called in the call, not a turn later
+    await expect(attempt).resolves.toBe(42);
+    expect(timers.pending()).toBe(0);
+    // A cancel after the attempt ended touches nothing of it.
+    cancel.request("late");
+  });
+
+  it("turns a synchronous throw into the attempt's failure", async () => {
+    await expect(runAttempt("k", "s", () => {
+      throw new TypeError("bad");
+    }, 1, undefined, new Cancellation(undefined).signal)).rejects.toThrow(TypeError);
+  });
+
+  it("fails a promise-returning function with StepTimeoutError when its timeout passes, and aborts its signal", async () => {
+    const timers = manualTimers();
+    let signal: AbortSignal | undefined;
+    const attempt = runAttempt("k", "s", (ctx) => {
+      signal = ctx.signal;
+      return new Promise<number>(() => {});
+    }, 1, 100, undefined, timers);
+    timers.fire();
+    await expect(attempt).rejects.toBeInstanceOf(StepTimeoutError);
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(StepTimeoutError);
+  });
+
+  it("fails with the cancel's reason when the run is cancelled while the function runs, and aborts the signal it asks for later", async () => {
+    const cancel = new Cancellation(undefined);
+    let resolve: (v: number) => void = () => {};
+    const attempt = runAttempt("k", "s", () => new Promise<number>((r) => (resolve = r)), 1, undefined, cancel.signal);
+    expect(cancel.request("stop")).toBe(true);
+    await expect(attempt).rejects.toMatchObject({ name: "CancelledError" });
+    resolve(1); // the function goes on; its result is ignored
+  });
+
+  it("fails at once when the run was cancelled before it began, the function still run a turn later with its signal aborted", async () => {
+    const cancel = new Cancellation(undefined);
+    cancel.request("before");
+    let seen: AbortSignal | undefined;
+    let ranInCall = true;
+    let called = false;
+    const attempt = runAttempt("k", "s", (ctx) => {
+      called = true;
+      seen = ctx.signal;
+      return 1;
+    }, 1, undefined, cancel.signal);
+    ranInCall = called;
+    await expect(attempt).rejects.toMatchObject({ name: "CancelledError" });
+    await new Promise((r) => setImmediate(r));
+    expect(ranInCall).toBe(false);
+    expect(called).toBe(true);
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it("resolves with the promise's value when nothing stops it", async () => {
+    const timers = manualTimers();
+    await expect(runAttempt("k", "s", async (ctx) => `${ctx.idempotencyKey}#${ctx.attempt}`, 3, 1_000, new Cancellation(undefined).signal, timers)).resolves.toBe("k#3");
+    expect(timers.pending()).toBe(0);
+  });
+});
