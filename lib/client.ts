@@ -14,20 +14,22 @@ import {
   WaitResolvedError,
 } from "./core/errors.ts";
 import { JournalView } from "./core/journal-view.ts";
-import { assertJsonSafe, canonicalJson, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "./core/json.ts";
-import { JOURNAL_VERSION, type JournalRecord, type SignalRecord, type SignalSender, parseRecord } from "./core/records.ts";
+import { assertJsonSafe, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_VALUE_BYTES } from "./core/json.ts";
+import { JOURNAL_VERSION, type SignalRecord, type SignalSender } from "./core/records.ts";
 import { type Registry, workflowToStart } from "./core/registry.ts";
 import { type CancelAnswer, RunProtocol, type WakeAnswer } from "./core/run/protocol.ts";
 import { decision, findResolutionOf, sameEnvelope, type SignalReceipt } from "./core/run/signals.ts";
 import { zodIssues } from "./core/zod-issues.ts";
-import { loadRef, metaRef, type PayloadOptions, Payloads, sha256Hex, toMetaRef } from "./core/payloads.ts";
+import { loadRef, metaRef, type PayloadOptions, Payloads, toMetaRef } from "./core/payloads.ts";
 import { validate } from "./core/validate.ts";
 import { RUN_ID, RUN_ID_RULE } from "./core/run-id.ts";
-import { type Clock, type JournalStore, type ListQuery, type PayloadRef, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
+import { type Clock, type JournalStore, type ListQuery, type RunMeta, type RunPage, TERMINAL_STATUSES, type WakeQueue } from "./ports.ts";
 import { pollUntilEnded, type ResultOptions, type RunHandle, runHandle, type WorkflowInput, WorkflowMismatchError, workflowName } from "./run-handle.ts";
 import { signalSchema, unknownWorkflow } from "./hosted.ts";
+import { type HistoryEntry, historyOf, refuseTooLarge, sameStoredValue } from "./client-values.ts";
 
 export type { CancelAnswer, SignalReceipt, WakeAnswer };
+export type { HistoryEntry };
 
 
 /**
@@ -70,16 +72,6 @@ export interface SignalOptions {
   waitRecordedAt?: number;
   /** Only to a run of this workflow (by name): a run of another is refused with `WorkflowMismatchError`. Handles set it. */
   workflow?: string;
-}
-
-/** One record of a run's history, in write order. */
-export interface HistoryEntry {
-  key: string;
-  at: number;
-  record?: JournalRecord;
-  lateFor?: string;
-  /** Why this code cannot read the record (another code version). */
-  unreadable?: string;
 }
 
 /**
@@ -165,7 +157,7 @@ export class Client {
     if (!parsed.success) throw new InvalidInputError(`invalid input for workflow "${name}"`, zodIssues(parsed.error));
     assertJsonSafe(input, "input");
     if (metaRef(input)) throw new InvalidInputError("invalid input", [{ path: "input", message: "an object whose only key is $waymarkPayload is reserved for values stored by reference" }]);
-    tooLarge(input, "input", this.payloads?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES);
+    refuseTooLarge(input, "input", this.payloads?.maxBytes ?? DEFAULT_MAX_INPUT_BYTES);
     const now = this.o.clock.now();
     // Stored before the run exists (an orphan if the start fails or finds the run: content-addressed, harmless).
     const ref = await this.payloads?.offload(runId, now, input);
@@ -214,7 +206,7 @@ export class Client {
       if (!parsed.success) throw new InvalidInputError(`invalid payload for signal "${name}"`, zodIssues(parsed.error));
     }
     assertJsonSafe(payload, "payload");
-    tooLarge(payload, "payload", this.payloads?.maxBytes ?? DEFAULT_MAX_VALUE_BYTES);
+    refuseTooLarge(payload, "payload", this.payloads?.maxBytes ?? DEFAULT_MAX_VALUE_BYTES);
     const signalId = options.signalId ?? globalThis.crypto.randomUUID();
     if (!RUN_ID.test(signalId)) throw new InvalidInputError("invalid signal id", [{ path: "signalId", message: RUN_ID_RULE }]);
 
@@ -289,17 +281,7 @@ export class Client {
   async history(runId: string, options: { incarnation?: number } = {}): Promise<{ run: RunMeta; entries: HistoryEntry[] }> {
     const journal = await this.o.store.loadJournal(runId, options);
     if (!journal) throw new RunNotFoundError(runId);
-    const entries: HistoryEntry[] = journal.records.map((r) => {
-      const at = typeof (r.body as { at?: unknown })?.at === "number" ? (r.body as { at: number }).at : 0;
-      try {
-        const record = parseRecord(runId, r.key, r.body);
-        return { key: r.key, at, record, ...(r.lateFor === undefined ? {} : { lateFor: r.lateFor }) };
-      } catch (err) {
-        return { key: r.key, at, unreadable: (err as Error).message };
-      }
-    });
-    entries.sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : 1));
-    return { run: journal.run, entries };
+    return historyOf(runId, journal);
   }
 
   /**
@@ -341,16 +323,8 @@ export class Client {
     return this.protocol.wake(runId, options.stepId);
   }
 
-  /**
-   * Whether a stored value (inline, a meta reference, or a record's `payloadRef` when `isRef`) is
-   * `value`: by hash first, then by reading it back (the same value with its keys in another order).
-   */
-  private async sameValue(stored: unknown, value: unknown, isRef = false): Promise<boolean> {
-    const ref = isRef ? (stored as PayloadRef) : metaRef(stored);
-    if (!ref) return canonicalJson(stored) === canonicalJson(value);
-    const text = JSON.stringify(value);
-    if (text !== undefined && (await sha256Hex(new TextEncoder().encode(text))) === ref.sha256) return true;
-    return canonicalJson(await loadRef(this.payloads, ref)) === canonicalJson(value);
+  private sameValue(stored: unknown, value: unknown, isRef = false): Promise<boolean> {
+    return sameStoredValue(this.payloads, stored, value, isRef);
   }
 
   private async requireRun(runId: string): Promise<RunMeta> {
@@ -365,12 +339,3 @@ export class Client {
     return JournalView.parse(runId, journal.records);
   }
 }
-
-
-/** Refuses a value the journal could not hold, before anything is written. */
-function tooLarge(value: unknown, path: "input" | "payload", limit: number): void {
-  const size = jsonBytes(value);
-  if (size > limit) throw new InvalidInputError(`${path} too large`, [{ path, message: `${size} bytes as JSON, over the journal's limit of ${limit}; pass a reference (an S3 key) instead` }]);
-}
-
-
