@@ -27,11 +27,39 @@ export function durableBundling(overrides: BundlingOptions = {}): BundlingOption
     mainFields: ["module", "main"],
     banner: ESM_REQUIRE_BANNER,
     minify: true,
-    // Stack traces keep function names; Waymark's error classes carry literal names anyway.
-    keepNames: true,
+    // Off (esbuild's and NodejsFunction's default): nothing in Waymark reads a class's or a
+    // function's name, its errors carry literal names, and source maps give stack traces their
+    // names back. Keeping names costs ~11 KiB. Turn it on if your own code reads
+    // `constructor.name` (e.g. `this.name = new.target.name` in an error class).
+    keepNames: false,
     sourceMap: true,
     externalModules: ["@aws-sdk/*"],
     ...(FROM_SOURCES ? { esbuildArgs: { "--conditions": "waymark-source" } } : {}),
     ...overrides,
+  };
+}
+
+/** What a function's bundle leaves out: the `define`s that make code it never runs dead code. */
+export interface TrimOptions {
+  /** The function serves the webhook (its Function URL): its routes and the approver's page. */
+  webhook: boolean;
+  /** Tracing is on: the tracing module and `@opentelemetry/api`. */
+  tracing: boolean;
+}
+
+/**
+ * esbuild `define`s that leave out of a bundle the code its function never runs (see
+ * lib/aws/lambda.ts and lib/aws/runtime.ts): the webhook's code unless `webhook`, the tracing
+ * code unless `tracing`.
+ *
+ * @example
+ * ```ts
+ * durableBundling({ define: trimDefines({ webhook: false, tracing: false }) });
+ * ```
+ */
+export function trimDefines(o: TrimOptions): Record<string, string> {
+  return {
+    ...(o.webhook ? {} : { "process.env.WAYMARK_WEBHOOK": JSON.stringify("off") }),
+    ...(o.tracing ? {} : { "process.env.WAYMARK_TRACING": JSON.stringify("off") }),
   };
 }

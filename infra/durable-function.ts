@@ -16,7 +16,7 @@ import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { CHILD_ENTRY_ALIAS, ENV, failoverTimings, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
 import { ALARM_SETS, DurableAlarms } from "./alarms.ts";
-import { durableBundling } from "./bundling.ts";
+import { durableBundling, trimDefines } from "./bundling.ts";
 import { DurableEngine, engineSettings } from "./engine.ts";
 import { acknowledgeFunctionFindings } from "./nag.ts";
 import { durableFunctionStatements, schedulerDeliveryRole } from "./permissions.ts";
@@ -140,11 +140,7 @@ export class DurableFunction extends Construct {
       bundling: durableBundling({
         ...props.bundling,
         // Code this function never runs is left out of its bundle (see lib/aws/lambda.ts and runtime.ts).
-        define: {
-          ...(webhook ? {} : { "process.env.WAYMARK_WEBHOOK": JSON.stringify("off") }),
-          ...(props.tracing ? {} : { "process.env.WAYMARK_TRACING": JSON.stringify("off") }),
-          ...props.bundling?.define,
-        },
+        define: { ...trimDefines({ webhook, tracing: props.tracing === true }), ...props.bundling?.define },
       }),
       environment: {
         ...this.runtimeEnvironment(timeout, webhook, props),
