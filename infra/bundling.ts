@@ -35,10 +35,11 @@ export function durableBundling(overrides: BundlingOptions = {}): BundlingOption
     keepNames: false,
     sourceMap: true,
     externalModules: ["@aws-sdk/*"],
-    // `waymark-lambda`: Waymark's Lambda entry imports the handler's code statically (package.json
-    // "#lambda-load"), not through a lazy import() that costs bundle bytes.
-    esbuildArgs: { "--conditions": FROM_SOURCES ? "waymark-lambda,waymark-source" : "waymark-lambda" },
     ...overrides,
+    // `waymark-lambda`: Waymark's Lambda entry imports the handler's code statically (package.json
+    // "#lambda-load", "#webhook-load"), not through a lazy import() that costs bundle bytes.
+    // Merged, not replaced: other esbuild arguments keep these conditions unless they set their own.
+    esbuildArgs: { "--conditions": FROM_SOURCES ? "waymark-lambda,waymark-source" : "waymark-lambda", ...overrides.esbuildArgs },
   };
 }
 

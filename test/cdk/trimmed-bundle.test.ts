@@ -76,3 +76,11 @@ describe("tracing: true without @opentelemetry/api", () => {
     expect(() => checkTracingPackage(durableBundling())).not.toThrow(); // this repository has it
   });
 });
+
+describe("durableBundling", () => {
+  it("keeps its module conditions when other esbuild arguments are given, unless they set their own", () => {
+    const conditions = durableBundling({ esbuildArgs: { "--log-limit": "0" } }).esbuildArgs;
+    expect(conditions).toEqual({ "--log-limit": "0", "--conditions": expect.stringMatching(/^waymark-lambda(,waymark-source)?$/) });
+    expect(durableBundling({ esbuildArgs: { "--conditions": "mine" } }).esbuildArgs).toEqual({ "--conditions": "mine" });
+  });
+});
