@@ -1,15 +1,21 @@
 /**
- * The example functions' Lambda bundles, built with the construct's own bundling options
- * (`durableBundling()`: minified ESM, the AWS SDK external), with esbuild's metafile for where
- * the bytes come from.
+ * The example functions' Lambda bundles, built as the construct builds them: its bundling options
+ * (`durableBundling()`: minified ESM, the AWS SDK external) and its `define`s for what the
+ * function runs (`trimDefines()`: the webhook on unless `webhook: false`, tracing off unless
+ * `tracing: true`), with esbuild's metafile for where the bytes come from. The one definition of
+ * those esbuild options for every bench (bundle-shares.ts, cold-start.ts).
  */
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
-import { OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import { durableBundling } from "../infra/bundling.ts";
+import type { BuildOptions, Metafile } from "esbuild";
+import { type BundlingOptions, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { durableBundling, type TrimOptions, trimDefines } from "../infra/bundling.ts";
 
 const root = resolve(import.meta.dirname, "..");
+
+/** What the function serves: the construct's defaults (webhook on, tracing off) unless said. */
+export type BundleVariant = Partial<TrimOptions> & { keepNames?: boolean };
 
 export interface FunctionBundle {
   name: string;
@@ -18,6 +24,7 @@ export interface FunctionBundle {
   gzipBytes: number;
   /** Bytes in the output by origin. */
   share: { waymark: number; example: number; zod: number; zodLocales: number; other: number };
+  metafile: Metafile;
 }
 
 /** The example functions the docs deploy or describe (docs/guides/performance.md), by entry and exported handler. */
@@ -27,16 +34,14 @@ export const EXAMPLES = [
   { name: "refund-agent", entry: "functions/refund-agent.ts", handler: "refundAgent" },
 ] as const;
 
-export async function bundleFunction(name: string, entry: string): Promise<FunctionBundle> {
-  const { build } = await import("esbuild");
-  const o = durableBundling();
-  const dir = join(root, "node_modules/.cache/waymark-bench", name);
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, "index.mjs");
+/** esbuild's options for what NodejsFunction runs with the construct's bundling options. */
+export function esbuildOptions(entry: string, outfile: string, variant: BundleVariant = {}): BuildOptions {
+  const define = trimDefines({ webhook: variant.webhook ?? true, tracing: variant.tracing ?? false });
+  const o: BundlingOptions = durableBundling({ define, ...(variant.keepNames === undefined ? {} : { keepNames: variant.keepNames }) });
   const conditions = o.esbuildArgs?.["--conditions"];
-  const { metafile } = await build({
+  return {
     entryPoints: [join(root, entry)],
-    outfile: file,
+    outfile,
     metafile: true,
     bundle: true,
     platform: "node",
@@ -47,9 +52,19 @@ export async function bundleFunction(name: string, entry: string): Promise<Funct
     minify: o.minify ?? false,
     keepNames: o.keepNames ?? false,
     external: o.externalModules ?? [],
+    ...(o.define ? { define: o.define } : {}),
     ...(typeof conditions === "string" ? { conditions: conditions.split(",") } : {}),
     logLevel: "silent",
-  });
+  };
+}
+
+export async function bundleFunction(name: string, entry: string, variant: BundleVariant = {}): Promise<FunctionBundle> {
+  const { build } = await import("esbuild");
+  const dir = join(root, "node_modules/.cache/waymark-bench", name);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "index.mjs");
+  const { metafile } = await build(esbuildOptions(entry, file, variant));
+  if (!metafile) throw new Error("esbuild returned no metafile");
   const code = readFileSync(file);
   const share = { waymark: 0, example: 0, zod: 0, zodLocales: 0, other: 0 };
   for (const [input, { bytesInOutput }] of Object.entries(Object.values(metafile.outputs)[0]?.inputs ?? {})) {
@@ -59,5 +74,5 @@ export async function bundleFunction(name: string, entry: string): Promise<Funct
     else share.other += bytesInOutput;
     if (input.startsWith("node_modules/zod/v4/locales/")) share.zodLocales += bytesInOutput;
   }
-  return { name, file, bytes: statSync(file).size, gzipBytes: gzipSync(code).length, share };
+  return { name, file, bytes: statSync(file).size, gzipBytes: gzipSync(code).length, share, metafile };
 }

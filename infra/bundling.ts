@@ -4,6 +4,7 @@
  * the same build of Waymark this construct runs from: the published `dist/` in a user's project,
  * the TypeScript sources (the `waymark-source` export condition) in Waymark's own repository.
  */
+import { createRequire } from "node:module";
 import { type BundlingOptions, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 
 /** True when this module runs from Waymark's TypeScript sources (its repository), not from dist/. */
@@ -27,11 +28,65 @@ export function durableBundling(overrides: BundlingOptions = {}): BundlingOption
     mainFields: ["module", "main"],
     banner: ESM_REQUIRE_BANNER,
     minify: true,
-    // Stack traces keep function names; Waymark's error classes carry literal names anyway.
-    keepNames: true,
+    // Off (esbuild's and NodejsFunction's default): nothing in Waymark reads a class's or a
+    // function's name and its errors carry literal names; source maps (below) map stack traces
+    // back to the sources. Keeping names costs ~11 KiB. Turn it on if your own code reads
+    // `constructor.name` (e.g. `this.name = new.target.name` in an error class).
+    keepNames: false,
     sourceMap: true,
     externalModules: ["@aws-sdk/*"],
-    ...(FROM_SOURCES ? { esbuildArgs: { "--conditions": "waymark-source" } } : {}),
     ...overrides,
+    // `waymark-lambda`: Waymark's Lambda entry imports the handler's code statically (package.json
+    // "#lambda-load", "#webhook-load"), not through a lazy import() that costs bundle bytes.
+    // Merged, not replaced: other esbuild arguments keep these conditions unless they set their own.
+    esbuildArgs: { "--conditions": FROM_SOURCES ? "waymark-lambda,waymark-source" : "waymark-lambda", ...overrides.esbuildArgs },
   };
+}
+
+/** What a function's bundle leaves out: the `define`s that make code it never runs dead code. */
+export interface TrimOptions {
+  /** The function serves the webhook (its Function URL): its routes and the approver's page. */
+  webhook: boolean;
+  /** Tracing is on: the tracing module and `@opentelemetry/api`. */
+  tracing: boolean;
+}
+
+/**
+ * esbuild `define`s that leave out of a bundle the code its function never runs (see
+ * lib/aws/lambda.ts and lib/aws/runtime.ts): the webhook's code unless `webhook`, the tracing
+ * code unless `tracing`.
+ *
+ * @example
+ * ```ts
+ * durableBundling({ define: trimDefines({ webhook: false, tracing: false }) });
+ * ```
+ */
+export function trimDefines(o: TrimOptions): Record<string, string> {
+  return {
+    ...(o.webhook ? {} : { "process.env.WAYMARK_WEBHOOK": JSON.stringify("off") }),
+    ...(o.tracing ? {} : { "process.env.WAYMARK_TRACING": JSON.stringify("off") }),
+  };
+}
+
+/** The package tracing needs (an optional peer dependency of Waymark). */
+export const TRACING_PACKAGE = "@opentelemetry/api";
+
+/**
+ * Throws unless a `tracing: true` function can trace: `@opentelemetry/api` resolves from
+ * Waymark's own folder (where the bundler looks for it: lib/observe/tracing.ts imports it), or
+ * the bundling leaves it to the runtime (`externalModules`, e.g. from a layer). Without it the
+ * bundler would leave the import unresolved and the function would trace nothing, silently.
+ *
+ * @example
+ * ```ts
+ * checkTracingPackage(durableBundling()); // throws when @opentelemetry/api is not installed
+ * ```
+ */
+export function checkTracingPackage(bundling: BundlingOptions, from: string = import.meta.url): void {
+  if (bundling.externalModules?.some((m) => m === TRACING_PACKAGE || m === "@opentelemetry/*")) return;
+  try {
+    createRequire(from).resolve(TRACING_PACKAGE);
+  } catch {
+    throw new Error(`DurableFunction: tracing: true needs ${TRACING_PACKAGE}, which is not installed here (npm install ${TRACING_PACKAGE}); if the Lambda runtime provides it (a layer), add it to bundling.externalModules`);
+  }
 }

@@ -84,7 +84,11 @@ export interface DurableFunctionProps {
   readonly alarmActions?: readonly cloudwatch.IAlarmAction[];
   /** Extra environment variables, applied over Waymark's. */
   readonly environment?: Readonly<Record<string, string>>;
-  /** Bundling options, applied over the defaults in `bundling.ts`. */
+  /**
+   * Bundling options, applied over the defaults in `bundling.ts` (`durableBundling()`): minified
+   * ESM without esbuild's `keepNames` (set `keepNames: true` if your code reads
+   * `constructor.name`), the AWS SDK external, source maps.
+   */
   readonly bundling?: BundlingOptions;
   /**
    * Store step results, inputs, signal payloads and run results over `payloadInlineBytes` in an S3

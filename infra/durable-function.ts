@@ -16,7 +16,7 @@ import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { CHILD_ENTRY_ALIAS, ENV, failoverTimings, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
 import { ALARM_SETS, DurableAlarms } from "./alarms.ts";
-import { durableBundling } from "./bundling.ts";
+import { checkTracingPackage, durableBundling, trimDefines } from "./bundling.ts";
 import { DurableEngine, engineSettings } from "./engine.ts";
 import { acknowledgeFunctionFindings } from "./nag.ts";
 import { durableFunctionStatements, schedulerDeliveryRole } from "./permissions.ts";
@@ -127,6 +127,12 @@ export class DurableFunction extends Construct {
       this.role.addToPrincipalPolicy(statement);
     }
 
+    const bundling = durableBundling({
+      ...props.bundling,
+      // Code this function never runs is left out of its bundle (see lib/aws/lambda.ts and runtime.ts).
+      define: { ...trimDefines({ webhook, tracing: props.tracing === true }), ...props.bundling?.define },
+    });
+    if (props.tracing) checkTracingPackage(bundling);
     this.function = new NodejsFunction(this, "Function", {
       description: "Waymark durable function: wakes from SQS, the webhook, the watchdog, retention",
       entry: props.entry,
@@ -137,15 +143,7 @@ export class DurableFunction extends Construct {
       timeout,
       role: this.role,
       logGroup: this.logGroup,
-      bundling: durableBundling({
-        ...props.bundling,
-        // Code this function never runs is left out of its bundle (see lib/aws/lambda.ts and runtime.ts).
-        define: {
-          ...(webhook ? {} : { "process.env.WAYMARK_WEBHOOK": JSON.stringify("off") }),
-          ...(props.tracing ? {} : { "process.env.WAYMARK_TRACING": JSON.stringify("off") }),
-          ...props.bundling?.define,
-        },
-      }),
+      bundling,
       environment: {
         ...this.runtimeEnvironment(timeout, webhook, props),
         NODE_OPTIONS: "--enable-source-maps",

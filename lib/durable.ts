@@ -7,6 +7,7 @@ import type { StandardSchemaV1 } from "./core/standard-schema.ts";
 import { type DurableOptions, type SignalMap, type Workflow, type WorkflowFn, defineWorkflow } from "./core/definition.ts";
 import type { Logger } from "./observe/logger.ts";
 import type { EmfOptions } from "./observe/metrics.ts";
+import { loadLambda } from "#lambda-load";
 
 /** `durable()`'s options: the workflow's, and how its Lambda handler logs, meters and traces. */
 export interface DurableHandlerOptions<IS extends StandardSchemaV1, S extends SignalMap> extends DurableOptions<IS, S> {
@@ -58,7 +59,7 @@ export function durable<IS extends StandardSchemaV1, O, S extends SignalMap = Re
   const observe = { ...(logger ? { logger } : {}), ...(metrics === undefined ? {} : { metrics }), ...(tracing === undefined ? {} : { tracing }) };
   let handler: Promise<(event: unknown, context: DurableLambdaContext) => Promise<unknown>> | undefined;
   const lambda = async (event: unknown, context: DurableLambdaContext): Promise<unknown> => {
-    handler ??= import("./aws/lambda.ts").then((m) => m.createLambdaHandler({ workflows: [workflow], ...observe }));
+    handler ??= loadLambda().then((m) => m.createLambdaHandler({ workflows: [workflow], ...observe }));
     return (await handler)(event, context);
   };
   // A function's own `name` and `length` are read-only: define the workflow's fields over them.

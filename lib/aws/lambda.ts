@@ -11,12 +11,14 @@
  */
 import { InvalidInputError, WaymarkError } from "../core/errors.ts";
 import type { HttpHandler } from "../http/types.ts";
+import { loadWebhook } from "#webhook-load";
 import { CHILD_CANCEL, CHILD_START, cancelChildByInvoke, childEntryEvent, startChildByInvoke, viaChildEntry } from "./child-entry.ts";
 import { type LambdaContext, isDynamoStreamEvent, isFunctionUrlEvent, isSqsEvent, waymarkAction } from "./lambda-types.ts";
 import { handleRetentionStream } from "./retention-stream.ts";
 import { type AwsRuntime, type AwsRuntimeOptions, createAwsRuntime } from "./runtime.ts";
 import { handleWakeBatch } from "./sqs-entry.ts";
 import { sweepOverdueRuns } from "./watchdog.ts";
+import type { WebhookCode } from "./webhook-load.ts";
 
 /** An event this function does not handle. */
 export class UnsupportedEventError extends WaymarkError {
@@ -27,8 +29,6 @@ export class UnsupportedEventError extends WaymarkError {
 /** A Lambda handler: what `durable()` and `createLambdaHandler` return. */
 export type LambdaHandler = (event: unknown, context: LambdaContext) => Promise<unknown>;
 
-/** The webhook's code: its routes and the approver's page, and the Function URL adapter. */
-type WebhookCode = [typeof import("../http/handler.ts"), typeof import("./function-url.ts")];
 type Webhook = { http: HttpHandler; handle: WebhookCode[1]["handleFunctionUrl"] };
 
 /**
@@ -42,7 +42,7 @@ function webhookCode(): Promise<WebhookCode> | undefined {
 }
 
 function loadWebhookCode(): Promise<WebhookCode> {
-  const code = Promise.all([import("../http/handler.ts"), import("./function-url.ts")]);
+  const code = loadWebhook();
   code.catch(() => {}); // awaited (and its failure thrown) only by a function that serves the webhook
   return code;
 }

@@ -4,11 +4,12 @@
  * false`, and `tracing: true`. The webhook's routes and the approver's page are recognised by the
  * page's doctype, the tracing module by its span name. Sizes are reported in bench/, not here.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { DurableFunctionProps } from "waymark/cdk";
+import { checkTracingPackage, durableBundling, type DurableFunctionProps } from "waymark/cdk";
 import { synthDurable } from "./stack.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,6 +40,13 @@ describe("what a function's bundle carries", () => {
     expect(code).not.toContain(TRACING);
   });
 
+  it("by default, the handler's and the webhook's code imported statically: no module behind a lazy initialiser", () => {
+    // esbuild wraps each module reached through a bundled import() in a closure that starts with
+    // "use strict" (and keeps all its exports); the `waymark-lambda` condition avoids those imports.
+    const { code } = bundleOf({});
+    expect(code.split('"use strict"').length - 1).toBe(0);
+  });
+
   it("with webhook: false, neither the webhook's routes nor the approver's page, and a smaller bundle", () => {
     const full = bundleOf({}).code;
     const { code } = bundleOf({ webhook: false });
@@ -49,5 +57,30 @@ describe("what a function's bundle carries", () => {
   it("with tracing: true, the tracing code", () => {
     const { code } = bundleOf({ tracing: true });
     expect(code).toContain(TRACING);
+  });
+});
+
+describe("tracing: true without @opentelemetry/api", () => {
+  // A folder with no node_modules above it: where a project without the package resolves from.
+  const bare = mkdtempSync(join(tmpdir(), "waymark-no-otel-"));
+  dirs.push(bare);
+  writeFileSync(join(bare, "x.js"), "");
+  const from = pathToFileURL(join(bare, "x.js")).href;
+
+  it("is a clear error at synth, not a function that silently traces nothing", () => {
+    expect(() => checkTracingPackage(durableBundling(), from)).toThrow(/tracing: true needs @opentelemetry\/api, which is not installed here \(npm install @opentelemetry\/api\)/);
+  });
+
+  it("is fine when the runtime provides it (externalModules) or it is installed", () => {
+    expect(() => checkTracingPackage(durableBundling({ externalModules: ["@aws-sdk/*", "@opentelemetry/api"] }), from)).not.toThrow();
+    expect(() => checkTracingPackage(durableBundling())).not.toThrow(); // this repository has it
+  });
+});
+
+describe("durableBundling", () => {
+  it("keeps its module conditions when other esbuild arguments are given, unless they set their own", () => {
+    const conditions = durableBundling({ esbuildArgs: { "--log-limit": "0" } }).esbuildArgs;
+    expect(conditions).toEqual({ "--log-limit": "0", "--conditions": expect.stringMatching(/^waymark-lambda(,waymark-source)?$/) });
+    expect(durableBundling({ esbuildArgs: { "--conditions": "mine" } }).esbuildArgs).toEqual({ "--conditions": "mine" });
   });
 });
