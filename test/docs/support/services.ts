@@ -29,9 +29,11 @@ export const shop = {
   },
 };
 
+/** A stream of 2,500 items: the cursor after `cursor`, or undefined at the stream's end. */
 export const source = {
-  async next(cursor: string): Promise<string> {
-    return String(Number(cursor || "0") + 1);
+  async next(cursor: string): Promise<string | undefined> {
+    const next = Number(cursor || "0") + 1;
+    return next > 2_500 ? undefined : String(next);
   },
 };
 
