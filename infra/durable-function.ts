@@ -35,7 +35,7 @@ export { DEFAULT_RUNTIME, type DurableFunctionProps } from "./durable-function-p
  * ```ts
  * import { DurableFunction } from "waymark/cdk";
  *
- * const orders = new DurableFunction(this, "Orders", {
+ * const orders = new DurableFunction(stack, "Orders", {
  *   entry: "functions/order-flow.ts",
  *   handler: "orderFlow",
  *   timeout: Duration.minutes(2),
@@ -43,7 +43,7 @@ export { DEFAULT_RUNTIME, type DurableFunctionProps } from "./durable-function-p
  * });
  * orders.alarms.addAlarmAction(new SnsAction(topic));
  * // Another workflow on the same journal table, bucket and webhook secret:
- * new DurableFunction(this, "Refunds", { entry: "functions/refund-flow.ts", handler: "refundFlow", engine: orders.engine });
+ * new DurableFunction(stack, "Refunds", { entry: "functions/refund-flow.ts", handler: "refundFlow", engine: orders.engine });
  * ```
  */
 export class DurableFunction extends Construct {

@@ -136,6 +136,7 @@ export function workflowName(key: string): string {
  *
  * @example
  * ```ts
+ * const order = client.handle(orderFlow, "order-8472");
  * try {
  *   await order.result();
  * } catch (err) {

@@ -81,7 +81,7 @@ export function isChildEndMessage(body: string): boolean {
  *
  * @example
  * ```ts
- * if (isChildEndMessage(record.body)) await deliverChildEnd(rt, parseChildEndMessage(record.body));
+ * if (isChildEndMessage(record.body)) await rt.engine.protocol.deliverChildEnd(parseChildEndMessage(record.body));
  * ```
  */
 export function parseChildEndMessage(body: string): ChildEnd {

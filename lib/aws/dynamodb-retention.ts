@@ -53,7 +53,9 @@ const REUSE_MARGIN_MS = 60_000;
  *
  * @example
  * ```ts
- * const removed = await deleteRunRecords(client, "waymark-journal", { runId: "order-1", createdAt, expiresAt });
+ * for (const run of await findExpiredRuns(client, "waymark-journal", Date.now(), 30 * 86_400_000, 100)) {
+ *   const removed = await deleteRunRecords(client, "waymark-journal", run); // { deleted, kept }
+ * }
  * ```
  */
 export async function deleteRunRecords(client: DynamoDBClient, tableName: string, run: ExpiredRun): Promise<{ deleted: number; kept: number }> {

@@ -84,7 +84,7 @@ const DAY_S = 86_400;
  *
  * @example
  * ```ts
- * const store = new DynamoJournalStore({ client: createJournalDynamoClient(), tableName: "waymark-journal" });
+ * const store = new DynamoJournalStore({ client: await createJournalDynamoClient(), tableName: "waymark-journal" });
  * await store.createRun({ runId: "order-1", workflow: "order-flow", input: { sku: "A1" }, createdAt: Date.now() });
  * const res = await store.appendRecord("order-1", { key: "step#charge", body: { v: 1 } });
  * if (!res.written) console.log("already recorded:", res.existing.body);

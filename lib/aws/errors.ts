@@ -14,7 +14,7 @@ export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
  * @example
  * ```ts
  * try {
- *   await store.appendRecord(runId, record);
+ *   await store.appendRecord(runId, { key: "step#render", body: bigReport });
  * } catch (err) {
  *   if (err instanceof RecordTooLargeError) console.error(err.key, err.sizeBytes);
  * }
@@ -44,7 +44,7 @@ export class RecordTooLargeError extends WaymarkError {
  * @example
  * ```ts
  * try {
- *   wake = parseWakeMessage(record.body);
+ *   await engine.invoke(parseWakeMessage(record.body).runId);
  * } catch (err) {
  *   if (err instanceof MalformedWakeError) log.error(err.problem);
  * }

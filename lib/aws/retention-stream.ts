@@ -39,7 +39,7 @@ export function isTtlRemove(record: DynamoStreamRecord): boolean {
  * @example
  * ```ts
  * // inside a Lambda handler that received the journal table's stream
- * if (isDynamoStreamEvent(event)) return handleRetentionStream(runtime, event);
+ * export const handler = (event: DynamoStreamEvent) => handleRetentionStream(runtime, event);
  * ```
  */
 export async function handleRetentionStream(target: RetentionTarget, event: DynamoStreamEvent): Promise<StreamBatchResponse> {

@@ -14,9 +14,9 @@ import { validateWrites } from "../core/transact/validate.ts";
  *
  * @example
  * ```ts
- * const rt = createTestRuntime({ workflows: [orderFlow], tables: { stock: ["sku"] } });
+ * const rt = createTestRuntime({ workflows: [reserveFlow], tables: { stock: ["sku"], ledger: ["pk", "sk"] } });
  * rt.tables.put("stock", { sku: "A1", available: 5 });
- * await rt.start(orderFlow, { runId: "o-1", input: { sku: "A1", qty: 2 } });
+ * await rt.start(reserveFlow, { runId: "o-1", input: { orderId: "o-1", sku: "A1", qty: 2 } });
  * expect(rt.tables.get("stock", { sku: "A1" })).toEqual({ sku: "A1", available: 3 });
  * ```
  */

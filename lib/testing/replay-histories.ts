@@ -48,8 +48,9 @@ export interface ReplayHistoriesOptions {
  * import { readFileSync } from "node:fs";
  * import { replayHistories } from "waymark/testing";
  * const history = JSON.parse(readFileSync("histories/order-8472.json", "utf8"));
- * const [report] = await replayHistories({ workflows: [orderFlow], histories: [history] });
- * if (!report.ok) throw new Error(`${report.runId}: ${report.error?.message}`);
+ * for (const report of await replayHistories({ workflows: [orderFlow], histories: [history] })) {
+ *   if (!report.ok) throw new Error(`${report.runId}: ${report.error?.message}`);
+ * }
  * ```
  */
 export async function replayHistories(options: ReplayHistoriesOptions): Promise<HistoryReport[]> {

@@ -1,7 +1,8 @@
 /**
- * The API reference's markdown: one page per entry point, and an index. Code blocks that are
- * not compiled are marked `ts fragment: <reason>`, as test/docs/samples.test.ts asks of every
- * ```ts block in docs/.
+ * The API reference's markdown: one page per entry point, and an index. A TSDoc `@example` is
+ * fenced `ts example=<Export>`: test/docs/samples.test.ts compiles it, with imports of the names
+ * it uses (test/docs/samples-prelude.ts). The declarations are `ts fragment: <reason>`, as that
+ * test asks of every other ```ts block that is not compiled.
  */
 import type { Member, Tag } from "./symbols.ts";
 
@@ -24,7 +25,7 @@ export interface EntryDoc {
 
 const GENERATED = "<!-- Generated from the TSDoc by `npm run docs:api` (scripts/api-docs/). Do not edit: change the TSDoc and regenerate. -->";
 const DECLARATION_FENCE = "```ts fragment: the declaration, generated from the source";
-const EXAMPLE_FENCE = "```ts fragment: a TSDoc example, shown as written in the source";
+const exampleFence = (name: string) => `\`\`\`ts example=${name}`;
 
 /** A GitHub heading anchor. */
 export function anchor(heading: string): string {
@@ -42,10 +43,10 @@ export function firstSentence(text: string): string {
   return sentence.replace(/\|/g, "\\|");
 }
 
-/** An `@example`'s text: its ```ts fences marked as fragments; a bare example put in one. */
-function example(text: string): string {
-  if (!text.includes("```")) return `${EXAMPLE_FENCE}\n${text.trim()}\n\`\`\``;
-  return text.replace(/^```(ts|typescript)[^\n]*$/gm, EXAMPLE_FENCE).trim();
+/** An `@example`'s text: its ```ts fences marked as the example of `name`; a bare example put in one. */
+function example(text: string, name: string): string {
+  if (!text.includes("```")) return `${exampleFence(name)}\n${text.trim()}\n\`\`\``;
+  return text.replace(/^```(ts|typescript)[^\n]*$/gm, exampleFence(name)).trim();
 }
 
 function paramLine(text: string): string {
@@ -77,22 +78,22 @@ function renderSymbol(symbol: DocumentedSymbol, depth: string): string {
     for (const m of symbol.members) out.push(`| \`${m.name}\` | ${oneLine(m.summary)} | ${m.defaultValue === undefined ? "" : oneLine(m.defaultValue)} |`);
     out.push("");
   }
-  for (const tag of byName("example")) out.push("**Example**", "", example(tag.text), "");
+  for (const tag of byName("example")) out.push("**Example**", "", example(tag.text, symbol.name), "");
   return out.join("\n");
 }
 
 /** The module's own comment: its text, and its example when it has one. */
-function overview(text: string): string[] {
+function overview(text: string, entry: string): string[] {
   if (!text) return [];
   const [summary = "", ...examples] = text.split(/^@example\s*$/m);
   const out = [summary.trim(), ""];
-  for (const e of examples) out.push("**Example**", "", example(e), "");
+  for (const e of examples) out.push("**Example**", "", example(e, entry), "");
   return out;
 }
 
 export function renderEntryPage(doc: EntryDoc): string {
   const depth = "../../";
-  const out: string[] = [GENERATED, "", `# \`${doc.entry}\``, "", ...overview(doc.overview)];
+  const out: string[] = [GENERATED, "", `# \`${doc.entry}\``, "", ...overview(doc.overview, doc.entry)];
   out.push(`[All entry points](README.md)`, "", "| export | kind | |", "| --- | --- | --- |");
   for (const s of doc.symbols) out.push(`| [\`${s.name}\`](#${anchor(`\`${s.name}\``)}) | ${s.kind} | ${firstSentence(s.summary)} |`);
   out.push("");

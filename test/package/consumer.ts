@@ -4,9 +4,9 @@
  * and the repository's bins off PATH), then everything a user does with it, each step a command
  * whose failure fails this script:
  *
- *   1. the tarball holds dist/, the bin, the LICENSE and the TypeScript sources its source maps
- *      and declaration maps point at (every map's sources are in it), and no tests, bench,
- *      examples or CI files;
+ *   1. the tarball holds dist/, the bin, the LICENSE, docs/ (the README's links) and the
+ *      TypeScript sources its source maps and declaration maps point at (every map's sources are
+ *      in it), and no tests, bench, examples or CI files;
  *   2. `tsc --strict` (skipLibCheck off, so Waymark's .d.ts are checked too) under module
  *      resolution node16 (emitting the JS the next steps run), bundler and nodenext;
  *   3. a workflow on waymark/testing, then on waymark/local (SQLite), then the `waymark` bin
@@ -96,9 +96,9 @@ try {
     if (!packed) throw new Error("npm pack printed no file");
     tarball = join(work, packed.filename);
     const files = packed.files.map((f) => f.path);
-    const stray = files.filter((f) => /^(test|bench|\.ci|functions|docs)\//.test(f) || f === "infra/app.ts" || f.endsWith(".db") || /(^|\/)app\.js$/.test(f));
+    const stray = files.filter((f) => /^(test|bench|\.ci|functions)\//.test(f) || f === "infra/app.ts" || f.endsWith(".db") || /(^|\/)app\.js$/.test(f));
     expectThat(stray.length === 0, `the tarball ships ${stray.join(", ")}`);
-    for (const need of ["LICENSE", "dist/lib/index.js", "dist/lib/index.d.ts", "dist/lib/index.d.ts.map", "lib/index.ts", "dist/lib/ai/index.js", "dist/lib/ai/index.d.ts", "dist/infra/index.js", "infra/index.ts", "dist/lib/cli/main.js", "bin/waymark.mjs", "package.json"]) {
+    for (const need of ["LICENSE", "dist/lib/index.js", "dist/lib/index.d.ts", "dist/lib/index.d.ts.map", "lib/index.ts", "dist/lib/ai/index.js", "dist/lib/ai/index.d.ts", "dist/infra/index.js", "infra/index.ts", "dist/lib/cli/main.js", "bin/waymark.mjs", "package.json", "docs/README.md", "docs/getting-started.md", "docs/api/README.md"]) {
       expectThat(files.includes(need), `the tarball lacks ${need}`);
     }
     expectThat(readFileSync(join(repo, "LICENSE"), "utf8").includes("Apache License") && (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { license: string }).license === "Apache-2.0", "the LICENSE is not the package's license");

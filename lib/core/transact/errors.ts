@@ -48,6 +48,8 @@ export class TransactConditionFailedError extends WaymarkError {
  *
  * @example
  * ```ts
+ * try {
+ *   await step.transact("reserve", (tx) => tx.update({ table: "stock", key: { sku }, update: "SET n = :n" })); // no :n given
  * } catch (err) {
  *   if (err instanceof TransactValidationError) console.error(err.problem);
  * }
