@@ -158,8 +158,10 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
   fn: WorkflowFn<StandardSchemaV1.InferOutput<IS>, O, S>,
 ): Workflow<StandardSchemaV1.InferOutput<IS>, O, S> {
   assertName("workflow", options.name);
-  for (const signal of Object.keys(options.signals ?? {})) {
+  assertSchema(`workflow "${options.name}": input`, options.input);
+  for (const [signal, schema] of Object.entries(options.signals ?? {})) {
     assertName("signal", signal);
+    assertSchema(`workflow "${options.name}": signal "${signal}"`, schema);
     if (signal.startsWith("__")) throw new WorkflowDefinitionError(`signal "${signal}": names starting with "__" are Waymark's own (a child's end is "__child")`);
   }
   const version = options.version ?? 1;
@@ -178,4 +180,12 @@ export function defineWorkflow<IS extends StandardSchemaV1, O, S extends SignalM
     retry: resolveRetry(options.retries),
     fn,
   });
+}
+
+/** Refuses a schema that is not a Standard Schema (zod, valibot, arktype…): from JavaScript, or a missing `input`. */
+function assertSchema(what: string, schema: unknown): void {
+  const standard = (schema as { "~standard"?: { validate?: unknown } } | null | undefined)?.["~standard"];
+  if (typeof standard?.validate !== "function") {
+    throw new WorkflowDefinitionError(`${what} must be a Standard Schema such as a zod schema (got ${schema === undefined ? "nothing" : typeof schema}); a workflow that takes no input can use z.object({})`);
+  }
 }

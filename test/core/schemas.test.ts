@@ -59,4 +59,12 @@ describe("schemas through the Standard Schema interface", () => {
     await expect(rt.start(flow, { runId: "a1", input: "x" })).rejects.toBeInstanceOf(WorkflowDefinitionError);
     expect((await rt.client.list()).runs).toEqual([]);
   });
+
+  it("refuses, when the workflow is defined, an input or signal that is not a schema (a JavaScript caller, a forgotten input)", () => {
+    const noInput = { name: "no-input" } as unknown as { name: string; input: StandardSchemaV1 };
+    expect(() => durable(noInput, async () => 1)).toThrow(WorkflowDefinitionError);
+    expect(() => durable(noInput, async () => 1)).toThrow(/workflow "no-input": input must be a Standard Schema .*got nothing.*z\.object\(\{\}\)/);
+    const badSignal = { name: "bad-signal", input: z.object({}), signals: { go: "yes" } } as unknown as { name: string; input: StandardSchemaV1 };
+    expect(() => durable(badSignal, async () => 1)).toThrow(/signal "go" must be a Standard Schema .*got string/);
+  });
 });
