@@ -18,13 +18,15 @@ import { e2eWorkflows } from "./workflows.ts";
 
 let e2e: E2e;
 beforeAll(async () => {
-  e2e = await createE2e({ endpoints: peers(), workflows: (ledger) => e2eWorkflows(ledger).all });
+  // The start message stays hidden while container A works on it (a 10 s function; A then deletes
+  // it, as the event source mapping does), so B's poll finds the continue wake, not the start.
+  e2e = await createE2e({ endpoints: peers(), workflows: (ledger) => e2eWorkflows(ledger).all, visibilityTimeoutS: 15 });
 });
 afterAll(() => e2e.close());
 
 /** Runs the interleaving on a new run; returns once container A has released the lease. */
 async function continueWakeConsumedUnderLease(runId: string): Promise<void> {
-  await e2e.client.start("steps-flow", { runId, input: { steps: 4, holdMs: 820 } });
+  await e2e.client.start("steps-flow", { runId, input: { steps: 4, holdMs: 4_000 } });
   const containerB = e2e.mapping();
   const sqsA = e2eClients(peers()).sqs;
   let raced = false;
@@ -45,10 +47,12 @@ async function continueWakeConsumedUnderLease(runId: string): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (!start && Date.now() < deadline) start = (await e2e.receive("queue")).find((m) => parseWakeMessage(m.Body ?? "").runId === runId);
   if (!start) throw new Error(`no start wake for ${runId}`);
-  // A 2 s function: two 820 ms steps, then it checkpoints (less than a quarter of its time left),
-  // well before its deadline (the remaining time less a tenth), which a third step would pass.
+  // A 10 s function: two 4 s steps, then it checkpoints (less than a quarter of its time left),
+  // a second before its deadline (the remaining time less a tenth), which a third step would
+  // pass. (A 2 s function with 820 ms steps left 160 ms for that checkpoint: on a loaded machine
+  // the invocation passed its deadline first and gave the run up, `abandoned`.)
   const event = { Records: [{ messageId: start.MessageId ?? "", body: start.Body ?? "", eventSource: "aws:sqs", attributes: { ApproximateReceiveCount: "1" } }] };
-  expect(await containerA(event, lambdaContext(2_000))).toEqual({ batchItemFailures: [] });
+  expect(await containerA(event, lambdaContext(10_000))).toEqual({ batchItemFailures: [] });
   await e2e.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: e2e.queues.queueUrl, ReceiptHandle: start.ReceiptHandle })); // as the event source mapping does
   sqsA.destroy();
   expect(raced, "A checkpointed through a continue wake").toBe(true);
