@@ -183,3 +183,29 @@ async function deleteIfOld(client: DynamoDBClient, tableName: string, item: Item
     throw err;
   }
 }
+
+/**
+ * Deletes records that a run id's previous life left behind (its meta item expired; the new
+ * one overwrites it), through `deleteRunRecords`: an expired meta item still
+ * there says which incarnations to sweep; without one, a small probe of the first partition
+ * decides whether there is anything to do. Each delete is conditional on the record being
+ * written a minute before this run started, so a concurrent creator's fresh records are
+ * never hit.
+ */
+export async function sweepLeftovers(client: DynamoDBClient, tableName: string, runId: string, createdAt: number, expired: Item | undefined): Promise<void> {
+  const old = expired && expiredRunOf(expired);
+  if (!old) {
+    const { QueryCommand } = await dynamodbSdk();
+    const probe = await retryConflicts(() => client.send(new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
+      ProjectionExpression: "sk",
+      ConsistentRead: true,
+      Limit: 2, // the meta item and one record at most: enough to tell whether records exist
+    })));
+    if (!(probe.Items ?? []).some((i) => i.sk?.S !== META_SK)) return;
+  }
+  // Everything written up to a minute before this run started is the previous life's.
+  await deleteRunRecords(client, tableName, { runId, createdAt: old?.createdAt ?? 0, expiresAt: Math.floor((createdAt - 60_000) / 1000), incarnation: old?.incarnation ?? 1 });
+}

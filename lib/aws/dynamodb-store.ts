@@ -61,7 +61,7 @@ import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 import * as flow from "./dynamodb-flow.ts";
 import { loadJournal } from "./dynamodb-journal.ts";
-import { deleteExpiredMeta, deleteRunRecords, expiredRunOf, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
+import { deleteExpiredMeta, deleteRunRecords, findExpiredRuns, sweepLeftovers, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
 
 /** Options of `DynamoJournalStore`: the client, the table, retention, and the hook run before an expired run's records go. */
 export interface DynamoJournalStoreOptions {
@@ -109,7 +109,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     const existing = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(run.runId), ConsistentRead: true })));
     const nowS = Math.floor(run.createdAt / 1000);
     if (existing.Item && !isExpired(existing.Item, nowS)) return { created: false, run: decodeMeta(existing.Item) };
-    await this.sweepLeftovers(run.runId, run.createdAt, existing.Item);
+    await sweepLeftovers(this.client, this.table, run.runId, run.createdAt, existing.Item);
 
     const meta: RunMeta = {
       runId: run.runId,
@@ -316,32 +316,6 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
   async purgeRun(run: ExpiredRun): Promise<{ deleted: number; kept: number }> {
     await this.onRunExpired?.({ runId: run.runId, createdAt: run.createdAt });
     return deleteRunRecords(this.client, this.table, run);
-  }
-
-  /**
-   * Deletes records that a run id's previous life left behind (its meta item expired; the new
-   * one overwrites it), through retention's `deleteRunRecords`: an expired meta item still
-   * there says which incarnations to sweep; without one, a small probe of the first partition
-   * decides whether there is anything to do. Each delete is conditional on the record being
-   * written a minute before this run started, so a concurrent creator's fresh records are
-   * never hit.
-   */
-  private async sweepLeftovers(runId: string, createdAt: number, expired: Item | undefined): Promise<void> {
-    const old = expired && expiredRunOf(expired);
-    if (!old) {
-      const { QueryCommand } = await dynamodbSdk();
-      const probe = await retryConflicts(() => this.client.send(new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
-        ProjectionExpression: "sk",
-        ConsistentRead: true,
-        Limit: 2, // the meta item and one record at most: enough to tell whether records exist
-      })));
-      if (!(probe.Items ?? []).some((i) => i.sk?.S !== META_SK)) return;
-    }
-    // Everything written up to a minute before this run started is the previous life's.
-    await deleteRunRecords(this.client, this.table, { runId, createdAt: old?.createdAt ?? 0, expiresAt: Math.floor((createdAt - 60_000) / 1000), incarnation: old?.incarnation ?? 1 });
   }
 
   private async update(runId: string, { update: u, condition }: MetaUpdate, returnNew = false): Promise<Item | undefined> {
