@@ -57,8 +57,8 @@ const SCHEMA_V1 = `
   );
   CREATE INDEX wakes_by_visible ON wakes (visible_at);
 
-  -- Generations come from one counter, so a wake cancelled and scheduled again never reuses
-  -- the generation of an older claim (whose ack would otherwise delete the new wake).
+  -- The wake generation counter of earlier versions (a wake's generation is random now:
+  -- wake-table.ts); kept, as a worker of such a version may still share the file.
   CREATE TABLE wake_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
   INSERT INTO wake_generation (id, value) VALUES (1, 0);
 `;

@@ -22,8 +22,20 @@ export interface WakeTableOptions {
 }
 
 /**
+ * A random generation for a scheduled wake: 53 bits, so a wake cancelled and scheduled again never
+ * takes the generation an older claim of it holds (that claim's ack would delete the new wake),
+ * without a shared counter row that every schedule would have to update (a second statement and
+ * a page written per commit). Two generations of one key colliding has odds of 2^-53.
+ */
+function freshGeneration(): number {
+  return Math.floor(Math.random() * 2 ** 53);
+}
+
+/**
  * A {@link PollableWakeQueue} over the `wakes` table (open the file with `openLocalDatabase`).
- * One wake per run and key; rescheduling a key replaces its time and bumps its generation.
+ * One wake per run and key; rescheduling a key replaces its time and gives it a new generation.
+ * Every operation is one statement (a schedule an upsert, a claim an `UPDATE … RETURNING`),
+ * so each is atomic on its own and safe to retry after a lost answer.
  *
  * @example
  * ```ts
@@ -36,15 +48,11 @@ export interface WakeTableOptions {
  * ```
  */
 export class SqliteWakeTable implements PollableWakeQueue {
-  private readonly nextGeneration: Statement<[], number>;
   private readonly upsert: Statement<[Wake & { generation: number }]>;
   private readonly remove: Statement<[string, string]>;
-  private readonly selectVisible: Statement<[number, number], WakeRow>;
-  private readonly hide: Statement<[number, string, string]>;
+  private readonly claim: Statement<{ now: number; limit: number; hidden: number }, WakeRow>;
   private readonly removeIfGeneration: Statement<[string, string, number]>;
   private readonly minVisible: Statement<[], number | null>;
-  private readonly scheduleTx: (wake: Wake) => void;
-  private readonly claimTx: (now: number, limit: number, visibilityMs: number) => ClaimedWake[];
   /** Writes share the connection's group commit with the journal's (sqlite-batch.ts). */
   private readonly writes: WriteQueue;
 
@@ -53,40 +61,24 @@ export class SqliteWakeTable implements PollableWakeQueue {
     private readonly options: WakeTableOptions = {},
   ) {
     this.writes = WriteQueue.of(db);
-    this.nextGeneration = db.prepare<[], number>("UPDATE wake_generation SET value = value + 1 WHERE id = 1 RETURNING value").pluck();
     this.upsert = db.prepare<[Wake & { generation: number }]>(`
       INSERT INTO wakes (run_id, key, at, reason, visible_at, generation) VALUES (@runId, @key, @at, @reason, @at, @generation)
       ON CONFLICT (run_id, key) DO UPDATE SET
         at = excluded.at, reason = excluded.reason, visible_at = excluded.visible_at, generation = excluded.generation`);
     this.remove = db.prepare<[string, string]>("DELETE FROM wakes WHERE run_id = ? AND key = ?");
-    this.selectVisible = db.prepare<[number, number], WakeRow>(`
-      SELECT run_id, key, at, reason, generation FROM wakes WHERE visible_at <= ?
-      ORDER BY visible_at, run_id, key LIMIT ?`);
-    this.hide = db.prepare<[number, string, string]>("UPDATE wakes SET visible_at = ? WHERE run_id = ? AND key = ?");
+    // Hides the earliest visible wakes in the statement that picks them, so two pollers never
+    // claim the same wake (one statement holds the write lock throughout).
+    this.claim = db.prepare<{ now: number; limit: number; hidden: number }, WakeRow>(`
+      UPDATE wakes SET visible_at = @hidden
+      WHERE rowid IN (SELECT rowid FROM wakes WHERE visible_at <= @now ORDER BY visible_at, run_id, key LIMIT @limit)
+      RETURNING run_id, key, at, reason, generation`);
     this.removeIfGeneration = db.prepare<[string, string, number]>("DELETE FROM wakes WHERE run_id = ? AND key = ? AND generation = ?");
     this.minVisible = db.prepare<[], number | null>("SELECT min(visible_at) FROM wakes").pluck();
-
-    this.scheduleTx = db.transaction((wake: Wake) => {
-      const generation = this.nextGeneration.get();
-      if (generation === undefined) throw new Error("the wake_generation row is missing; the journal file is damaged");
-      this.upsert.run({ runId: wake.runId, key: wake.key, at: wake.at, reason: wake.reason, generation });
-    }).immediate;
-    // Select and hide under one write lock, so two pollers never claim the same wake.
-    this.claimTx = db.transaction((now: number, limit: number, visibilityMs: number): ClaimedWake[] => {
-      const rows = this.selectVisible.all(now, Math.max(0, Math.floor(limit)));
-      for (const row of rows) this.hide.run(now + visibilityMs, row.run_id, row.key);
-      return rows.map((row) => ({
-        runId: row.run_id,
-        key: row.key,
-        at: row.at,
-        reason: row.reason as WakeReason,
-        generation: row.generation,
-      }));
-    }).immediate;
   }
 
   async schedule(wake: Wake): Promise<void> {
-    await this.writes.write(wake.runId, () => this.scheduleTx(wake));
+    const row = { runId: wake.runId, key: wake.key, at: wake.at, reason: wake.reason, generation: freshGeneration() };
+    await this.writes.write(wake.runId, () => this.upsert.run(row));
     this.options.onSchedule?.(wake);
   }
 
@@ -95,7 +87,10 @@ export class SqliteWakeTable implements PollableWakeQueue {
   }
 
   async claimDue(now: number, limit: number, visibilityMs: number): Promise<ClaimedWake[]> {
-    return this.writes.write(undefined, () => this.claimTx(now, limit, visibilityMs));
+    const rows = await this.writes.write(undefined, () => this.claim.all({ now, limit: Math.max(0, Math.floor(limit)), hidden: now + visibilityMs }));
+    // RETURNING keeps no order: the picked wakes by their time, then run and key.
+    rows.sort((a, b) => a.at - b.at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return rows.map((row) => ({ runId: row.run_id, key: row.key, at: row.at, reason: row.reason as WakeReason, generation: row.generation }));
   }
 
   async ack(wake: ClaimedWake): Promise<void> {
