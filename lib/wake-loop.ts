@@ -6,7 +6,7 @@
  * so one slow or stuck run never holds back the others (it holds one slot until its deadline).
  */
 import type { Engine, InvocationResult, InvokeOptions } from "./core/engine.ts";
-import type { ClaimedWake, Clock, PollableWakeQueue } from "./ports.ts";
+import type { ClaimedWake, Clock, PollableWakeQueue, Wake, WakeQueue } from "./ports.ts";
 
 export interface DrainOptions {
   engine: Engine;
@@ -38,6 +38,8 @@ export class WakePool {
   /** A wake that came for a run already executing here: it runs when that invocation ends. */
   private readonly deferred = new Map<string, ClaimedWake>();
   private failure: { error: unknown } | undefined;
+  /** Slots a claim in progress may fill (an offer must leave them free). */
+  private claiming = 0;
 
   constructor(private readonly o: DrainOptions) {}
 
@@ -52,7 +54,13 @@ export class WakePool {
     for (;;) {
       const free = this.o.concurrency - this.running.size;
       if (free <= 0) return taken;
-      const batch = await this.o.wakes.claimDue(this.o.clock.now(), free, this.o.visibilityMs);
+      this.claiming = free;
+      let batch: ClaimedWake[];
+      try {
+        batch = await this.o.wakes.claimDue(this.o.clock.now(), free, this.o.visibilityMs);
+      } finally {
+        this.claiming = 0;
+      }
       if (batch.length === 0) return taken;
       taken += batch.length;
       for (const wake of batch) {
@@ -62,9 +70,23 @@ export class WakePool {
           const earlier = this.deferred.get(wake.runId);
           this.deferred.set(wake.runId, wake);
           if (earlier) await this.o.wakes.ack(earlier);
-        } else this.start(wake);
+        } else this.start(wake, wake);
       }
     }
+  }
+
+  /**
+   * Starts an invocation for a wake due now without it going through the queue (nothing to
+   * schedule, claim or ack), when a slot is free and the run is not executing here; returns
+   * false otherwise, and the caller schedules the wake. Only for a wake whose run is marked due in
+   * the journal (its `wakeAt`), so that a crash before the invocation takes the lease leaves a due
+   * run that the failover's scan for stranded runs wakes, as a lost wake would be.
+   */
+  offer(wake: Wake): boolean {
+    if (wake.at > this.o.clock.now() || this.running.size + this.claiming >= this.o.concurrency) return false;
+    if (this.running.has(wake.runId) || this.deferred.has(wake.runId)) return false;
+    this.start(wake, undefined);
+    return true;
   }
 
   /** Resolves when any invocation in progress ends (at once if none is running). */
@@ -79,13 +101,14 @@ export class WakePool {
     this.rethrow();
   }
 
-  private start(wake: ClaimedWake): void {
+  /** Invokes the run of `wake`; `claimed` (the queue's wake, if it came from the queue) is acked after. */
+  private start(wake: Wake, claimed: ClaimedWake | undefined): void {
     const done = (async () => {
       try {
         const result = await this.o.engine.invoke(wake.runId, this.o.invoke);
         this.o.onResult?.(wake.runId, result);
         // "busy": the lease holder finishes the work, so the wake is done with either way.
-        await this.o.wakes.ack(wake);
+        if (claimed) await this.o.wakes.ack(claimed);
       } catch (err) {
         try {
           this.o.onError?.(wake.runId, err);
@@ -99,7 +122,7 @@ export class WakePool {
           this.deferred.delete(wake.runId);
           // A duplicate of the wake just handled is done with; one the invocation sent for after
           // itself (a next incarnation, a signal that came meanwhile) finds the run due.
-          if (!this.o.isDue || (await this.o.isDue(wake.runId).catch(() => true))) this.start(next);
+          if (!this.o.isDue || (await this.o.isDue(wake.runId).catch(() => true))) this.start(next, next);
           else await this.o.wakes.ack(next).catch(() => {});
         }
         this.o.onFree?.();
@@ -112,6 +135,38 @@ export class WakePool {
     const failure = this.failure;
     this.failure = undefined;
     if (failure) throw failure.error;
+  }
+}
+
+/**
+ * A wake queue that hands a run's start due now (key `"start"`: a new run, a child, a next
+ * incarnation — each marked due in the journal first) to a pool of this process with a free
+ * slot, and schedules every other wake on `queue`. A start delivered in-process costs no wake
+ * row (its schedule, claim and ack: three writes); if the process dies before the invocation
+ * takes the run's lease, the run is due with no wake and no lease, which the failover finds
+ * (a peer's death, the next start-up, the scan tick).
+ *
+ * @example
+ * ```ts
+ * let pool: WakePool | undefined;
+ * const wakes = new InProcessStarts(table, () => pool);
+ * const engine = new Engine({ store, wakes, clock: systemClock, workflows, owner: "local:1" });
+ * pool = new WakePool({ engine, wakes: table, clock: systemClock, visibilityMs: 20_000, concurrency: 8 });
+ * ```
+ */
+export class InProcessStarts implements WakeQueue {
+  constructor(
+    private readonly queue: WakeQueue,
+    private readonly pool: () => WakePool | undefined,
+  ) {}
+
+  async schedule(wake: Wake): Promise<void> {
+    if (wake.key === "start" && wake.reason === "start" && this.pool()?.offer(wake)) return;
+    await this.queue.schedule(wake);
+  }
+
+  cancel(runId: string, key: string): Promise<void> {
+    return this.queue.cancel(runId, key);
   }
 }
 

@@ -11,7 +11,7 @@ import type { StepEvent } from "../core/execution.ts";
 import { createRegistry } from "../core/registry.ts";
 import { RunNotFoundError } from "../core/errors.ts";
 import { type RunMeta, systemClock, TERMINAL_STATUSES, type Wake } from "../ports.ts";
-import { WakePool } from "../wake-loop.ts";
+import { InProcessStarts, WakePool } from "../wake-loop.ts";
 import { createApprovalLinks, type ApprovalLinksOptions } from "../http/tokens.ts";
 import { linksWithoutSecret, SECRET_HINTS } from "../http/no-links.ts";
 import type { JournalLimits } from "../core/journal-limits.ts";
@@ -151,6 +151,8 @@ export class LocalRuntime {
   private readonly loadTracing: (() => ReturnType<typeof loadOpenTelemetry>) | undefined;
   private loopDone: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
+  /** The loop's pool while it runs: starts due now go straight to a free slot of it (InProcessStarts). */
+  private pool: WakePool | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
   private readonly log: ((entry: LogEntry) => void) | undefined;
@@ -171,7 +173,11 @@ export class LocalRuntime {
     const p = o.payloads === true ? {} : o.payloads || undefined;
     const payloads = p ? { ...(p.inlineBytes === undefined ? {} : { inlineBytes: p.inlineBytes }), ...(p.maxBytes === undefined ? {} : { maxBytes: p.maxBytes }), store: new DirPayloadStore(p.dir ?? payloadDirFor(o.file ?? ".waymark/journal.db")) } : undefined;
     this.payloadStore = payloads?.store;
-    const ports = { store: this.store, wakes: this.wakes, clock: systemClock, workflows, ...(payloads ? { payloads } : {}) };
+    // A start (a new run, a child, a next incarnation) with a slot free here is invoked at once,
+    // with no wake row; every other wake, and every start while the slots are full or the
+    // runtime is not started, goes to the wake table.
+    const starts = new InProcessStarts(this.wakes, () => (this.running ? this.pool : undefined));
+    const ports = { store: this.store, wakes: starts, clock: systemClock, workflows, ...(payloads ? { payloads } : {}) };
     this.client = new Client(ports);
     this.log = o.log || o.logger ? entrySink({ ...(o.log ? { log: o.log } : {}), ...(o.logger ? { logger: o.logger } : {}) }) : undefined;
     // Loaded once, during start(), so that the first invocations do not wait for the import.
@@ -180,7 +186,7 @@ export class LocalRuntime {
     const tracing = this.loadTracing ? createTracing(this.loadTracing) : undefined;
     this.engine = new Engine({
       ...ports,
-      ...(tracing ? { wakes: traceWakes(this.wakes, tracing), hooks: tracing.hooks } : {}),
+      ...(tracing ? { wakes: traceWakes(starts, tracing), hooks: tracing.hooks } : {}),
       owner: this.owner,
       leaseTtlMs: this.leaseTtlMs,
       ...(o.maxInvocationMs === undefined ? {} : { maxInvocationMs: o.maxInvocationMs }),
@@ -274,12 +280,23 @@ export class LocalRuntime {
         return run !== undefined && !TERMINAL_STATUSES.has(run.status) && (run.wakeAt ?? Number.POSITIVE_INFINITY) <= Date.now();
       },
     });
+    this.pool = pool;
     try {
       while (this.running) {
-        await pool.fill().finally(filled);
+        // A claim is a write and the earliest visible time a read: claim only when a wake is
+        // visible now. Every slot taken: a wake already due would only spin the loop; a freed
+        // slot wakes it (onFree).
+        let next: number | undefined;
+        try {
+          next = pool.size >= concurrency ? undefined : await this.wakes.nextDueAt();
+          if (next !== undefined && next <= Date.now()) {
+            await pool.fill();
+            next = pool.size >= concurrency ? undefined : await this.wakes.nextDueAt();
+          }
+        } finally {
+          filled();
+        }
         if (!this.running) break;
-        // Every slot taken: a wake already due would only spin the loop; a freed slot wakes it (onFree).
-        const next = pool.size >= concurrency ? undefined : await this.wakes.nextDueAt();
         const pause = next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(0, next - Date.now()));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pause);
@@ -292,6 +309,7 @@ export class LocalRuntime {
       }
     } finally {
       filled(); // stopped before the first claim: start() must not wait for ever
+      this.pool = undefined;
       await pool.idle().catch(() => {});
     }
   }

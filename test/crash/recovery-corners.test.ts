@@ -3,11 +3,22 @@
  * within a few seconds, not after lease expiry plus the watchdog (15.7 s and 6.1 s were
  * measured before lib/local/runtime.ts handled these cases).
  */
+import BetterSqlite3 from "better-sqlite3";
 import { describe, it } from "vitest";
 import { TERMINAL_STATUSES } from "waymark";
 import { type CrashLab, processState, withLab } from "./harness.ts";
 import { until } from "../support/until.ts";
-import { napFlow } from "./workflows.ts";
+import { napFlow, parentFlow } from "./workflows.ts";
+
+/** The keys of a run's rows in the journal file's wake table. */
+function wakeKeys(journal: string, runId: string): string[] {
+  const db = new BetterSqlite3(journal, { readonly: true });
+  try {
+    return db.prepare<[string], string>("SELECT key FROM wakes WHERE run_id = ? ORDER BY key").pluck().all(runId);
+  } finally {
+    db.close();
+  }
+}
 
 /** What "picks the run up quickly" means here: tsx start-up, recovery, a 100 ms sleep, slack. */
 const QUICK_MS = 3_000;
@@ -52,6 +63,28 @@ describe.concurrent("recovery after a crash, in the corners", () => {
 
       lab.spawn({ label: "2", runs: [runId] });
       await finishesQuickly(lab, runId);
+    });
+  });
+
+  // A worker with a free slot invokes the child it starts at once, writing no wake for it
+  // (InProcessStarts); if it dies before the child takes its lease, the child is due with no
+  // wake and no lease, and a restart's recovery finds it stranded.
+  it("a restart finishes a child whose in-process start died with its worker before the child took its lease", async ({ expect }) => {
+    await withLab(async (lab) => {
+      const runId = "in-process-parent";
+      const child = `${runId}:pay`;
+      await lab.client.start(parentFlow, { runId, input: { orderId: "o-in-process", amount: 5, chargeMs: 0 } });
+      const first = lab.spawn({ label: "1", runs: [runId], crashAt: `before-lease:${child}` });
+      await first.exit;
+      expect(first.exited?.signal, first.describe()).toBe("SIGKILL");
+      expect((await lab.client.get(child)).status).toBe("pending");
+      expect(wakeKeys(lab.journal, child), "the child's start went to the worker's pool, not the wake table").toEqual([]);
+
+      lab.spawn({ label: "2", runs: [runId, child] });
+      await finishesQuickly(lab, child);
+      await finishesQuickly(lab, runId);
+      expect((await lab.client.get(runId)).status).toBe("completed");
+      expect((await lab.client.get(child)).status).toBe("completed");
     });
   });
 });

@@ -15,6 +15,8 @@
  *       replayed:<stepId> / resolved:<stepId>   when that step event is emitted
  *       started:<stepId>   in the step body, right after it was logged, before it does anything
  *       before-lease       after claiming a wake, before taking the run's lease
+ *       before-lease:<runId>  as the invocation of that run is about to take its lease (a child
+ *                          started in-process: after its start, with no wake written)
  *       finish:<runId>     as an invocation is about to write the run's end (a child: after
  *                          its end was delivered to its parent)
  *       continue:<runId>   as `continueAsNew` is about to switch the run to its next incarnation
@@ -144,12 +146,16 @@ const runtime = createLocalRuntime({
     crashIf(`ended:${runId}`);
   },
 });
-if (crashAt === "before-lease") {
-  // Dies in the window between claiming a wake and taking the run's lease.
+if (crashAt === "before-lease" || crashAt.startsWith("before-lease:")) {
+  // Dies in the window between claiming a wake (or an in-process start) and taking the run's lease.
+  const target = crashAt.startsWith("before-lease:") ? crashAt.slice("before-lease:".length) : undefined;
   const acquire = runtime.store.acquireLease.bind(runtime.store);
-  runtime.store.acquireLease = (...args) => {
-    process.kill(process.pid, "SIGKILL");
-    return acquire(...args);
+  runtime.store.acquireLease = (runId, ...rest) => {
+    if (target === undefined || target === runId) {
+      note({ type: "crash", runId, point: crashAt });
+      process.kill(process.pid, "SIGKILL");
+    }
+    return acquire(runId, ...rest);
   };
 }
 if (crashAt.startsWith("finish:")) {
