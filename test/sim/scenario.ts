@@ -14,7 +14,7 @@ import type { JournalStore, Lease } from "../../lib/ports.ts";
 import { MemoryJournalStore } from "../../lib/testing/memory-store.ts";
 import { openLocalDatabase } from "../../lib/local/database.ts";
 import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
-import { WakePool } from "../../lib/wake-loop.ts";
+import { InProcessStarts, WakePool } from "../../lib/wake-loop.ts";
 import { Ledger, runOf, type Exec, type Violation } from "./ledger.ts";
 import { actorStore, actorWakes, type Fault, type FaultPicker, SimWakeTable, TransientStoreError } from "./sim-ports.ts";
 import type { Tape } from "./tape.ts";
@@ -145,13 +145,18 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
     const id = `w${++workerSeq}`;
     const owner = `sim:${id}`;
     const wakes = actorWakes(world, id, table, faults);
+    // Odd workers hand the starts they make due now (children, next incarnations) to their own
+    // pool, as the local runtime does (no wake: a crash before the lease leaves a due run for
+    // the watchdog); even ones send every wake through the table.
+    let pool: WakePool | undefined;
+    const engineWakes = workerSeq % 2 === 1 ? new InProcessStarts(wakes, () => (world.dead.has(id) ? undefined : pool)) : wakes;
     const engine = new SimEngine(
-      { store: actorStore(world, id, base, faults, observe), wakes, clock: world.clock, timers: world.timersFor(id), workflows: createRegistry(simWorkflows(hooksFor(id))), owner, leaseTtlMs: LEASE_MS, maxInvocationMs: 120_000 },
+      { store: actorStore(world, id, base, faults, observe), wakes: engineWakes, clock: world.clock, timers: world.timersFor(id), workflows: createRegistry(simWorkflows(hooksFor(id))), owner, leaseTtlMs: LEASE_MS, maxInvocationMs: 120_000 },
       ledger,
       id,
     );
     const mayBreak = (lease: Lease) => [...deadOwners].some((dead) => lease.owner.startsWith(`${dead}:`));
-    const pool = new WakePool({
+    pool = new WakePool({
       engine,
       wakes,
       clock: world.clock,
