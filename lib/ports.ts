@@ -51,6 +51,12 @@ export interface RunMeta {
   waitingFor?: string;
   /** The current lease, if one was granted and not released. */
   lease?: Lease;
+  /**
+   * A signal (a child's end, a wake-now, a cancel) reached the run while a lease was held: the
+   * release of that lease leaves the run due by then at the latest, whatever the holder does
+   * after it (`markDue` on a leased run sets it; a grant, a continue and a finish clear it).
+   */
+  dueOnRelease?: number;
   /** The last fencing token granted (0 before the first grant). */
   leaseToken: number;
   /** Invocations granted so far (a guard against runaway self-wakes). */
@@ -190,7 +196,10 @@ export interface RunRecords {
   acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult>;
   /** Extends the lease while its token is current. */
   renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean>;
-  /** Suspends (or queues: `update.status`) the run and frees the lease, if `token` is still current. */
+  /**
+   * Suspends (or queues: `update.status`) the run and frees the lease, if `token` is still current.
+   * Its `wakeAt` is the earlier of `update.wakeAt` and the run's `dueOnRelease` (then cleared).
+   */
   releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean>;
   /**
    * Starts the run's next incarnation (`step.continueAsNew`): the new input, `incarnation` as
@@ -213,7 +222,10 @@ export interface RunRecords {
   markLate(journalId: string, key: string, waitStepId: string): Promise<void>;
   /**
    * Makes a suspended or queued run due by `at` (its `wakeAt` moves earlier, never later), so the
-   * watchdog wakes it even if the wake sent next is lost. No effect on running, pending or finished runs.
+   * watchdog wakes it even if the wake sent next is lost. On a run that holds a lease it sets
+   * `dueOnRelease` instead (earlier, never later): the release of that lease then leaves the run
+   * due by `at` — the holder may have read the journal before the signal came, and may die before
+   * it reads it again. No effect on pending or finished runs.
    */
   markDue(runId: string, at: number): Promise<void>;
 }

@@ -32,6 +32,7 @@ export const ATTR = {
   leaseToken: "leaseToken",
   invocations: "invocations",
   incarnation: "incarnation",
+  dueOnRelease: "dueOnRelease",
   result: "result",
   error: "error",
   finishedAt: "finishedAt",
@@ -113,6 +114,8 @@ export function decodeMeta(item: Item): RunMeta {
   if (finishedAt !== undefined) meta.finishedAt = finishedAt;
   const incarnation = optNum(item, ATTR.incarnation);
   if (incarnation !== undefined && incarnation > 1) meta.incarnation = incarnation;
+  const dueOnRelease = optNum(item, ATTR.dueOnRelease);
+  if (dueOnRelease !== undefined) meta.dueOnRelease = dueOnRelease;
   return meta;
 }
 

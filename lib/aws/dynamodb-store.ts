@@ -54,7 +54,8 @@ import { TERMINAL_STATUSES as TERMINAL } from "../ports.ts";
 import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
-import { acquireUpdate, continueUpdate, finishUpdate, markDueUpdate, releaseUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
+import { acquireUpdate, continueUpdate, finishUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
+import { markDue, releaseMarked } from "./dynamodb-due.ts";
 import { sameBody } from "../core/retried-writes.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
@@ -176,7 +177,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
   }
 
   protected release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
-    return this.applied(this.update(runId, releaseUpdate(runId, token, update)));
+    return releaseMarked((u) => this.applied(this.update(runId, u)), runId, token, update);
   }
 
   protected finish(runId: string, update: FinishUpdate): Promise<Applied> {
@@ -241,8 +242,8 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     }))));
   }
 
-  async markDue(runId: string, at: number): Promise<void> {
-    await this.applied(this.update(runId, markDueUpdate(runId, at)));
+  markDue(runId: string, at: number): Promise<void> {
+    return markDue((u) => this.applied(this.update(runId, u)), runId, at);
   }
 
   slots(scope: string): Promise<SlotEntry[]> {

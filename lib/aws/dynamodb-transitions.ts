@@ -24,7 +24,8 @@ export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
     .set(ATTR.status, s("running"))
     .set(ATTR.wakeAt, n(expiresAt))
     .set(ATTR.updatedAt, n(req.now))
-    .setAll({ gsi1pk: s(statusPartition("running", shardOf(runId))), ...wakeIndexKeys(runId, "running", expiresAt) });
+    .setAll({ gsi1pk: s(statusPartition("running", shardOf(runId))), ...wakeIndexKeys(runId, "running", expiresAt) })
+    .remove(ATTR.dueOnRelease);
   // A lease holds only while expiresAt > now.
   const free = [`attribute_not_exists(${u.name(ATTR.leaseOwner)})`, `${u.name(ATTR.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
   if (req.ifToken !== undefined) free.push(`${u.name(ATTR.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
@@ -45,20 +46,28 @@ export function renewUpdate(runId: string, token: number, now: number, ttlMs: nu
   return { update: u, condition: `${leaseHeld(u, token)} AND ${u.name(ATTR.leaseExpiresAt)} <= ${u.value("c_expiresAt", n(expiresAt))}` };
 }
 
-/** Release: suspended (or queued) until `wakeAt` (in the due index) or, without one, until a signal. */
-export function releaseUpdate(runId: string, token: number, update: SuspendUpdate): MetaUpdate {
+/**
+ * Release: suspended (or queued) until `wakeAt` (in the due index) or, without one, until a signal.
+ * A run marked `dueOnRelease` (a signal came while the lease was held) is refused here, and
+ * released again by the store with `seenDue`: the earlier of the two wake times, the mark removed
+ * if it is still the one seen (an UpdateItem cannot take a minimum of an attribute and a value).
+ */
+export function releaseUpdate(runId: string, token: number, update: SuspendUpdate, seenDue?: number): MetaUpdate {
   const status = update.status ?? "suspended";
+  const wakeAt = seenDue === undefined ? update.wakeAt : Math.min(seenDue, update.wakeAt ?? seenDue);
   const u = new UpdateBuilder()
     .set(ATTR.status, s(status))
     .set(ATTR.updatedAt, n(update.now))
     .set("gsi1pk", s(statusPartition(status, shardOf(runId))))
-    .setOrRemove(ATTR.wakeAt, update.wakeAt === undefined ? undefined : n(update.wakeAt))
+    .setOrRemove(ATTR.wakeAt, wakeAt === undefined ? undefined : n(wakeAt))
     .setOrRemove(ATTR.waitingFor, update.waitingFor === undefined ? undefined : s(update.waitingFor))
-    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt);
-  const wakeKeys = wakeIndexKeys(runId, status, update.wakeAt);
+    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.dueOnRelease);
+  const wakeKeys = wakeIndexKeys(runId, status, wakeAt);
   if (wakeKeys) u.setAll(wakeKeys);
   else u.remove("gsi2pk", "gsi2sk");
-  return { update: u, condition: leaseHeld(u, token) };
+  const due = u.name(ATTR.dueOnRelease);
+  const mark = seenDue === undefined ? `attribute_not_exists(${due})` : `${due} = ${u.value("c_due", n(seenDue))}`;
+  return { update: u, condition: `${leaseHeld(u, token)} AND ${mark}` };
 }
 
 /** Continue: the next incarnation, with its input, pending and due now, the lease freed. */
@@ -72,7 +81,7 @@ export function continueUpdate(runId: string, token: number, update: ContinueUpd
     .set(ATTR.wakeAt, n(update.now))
     .set("gsi1pk", s(statusPartition("pending", shardOf(runId))))
     .setAll(wakeIndexKeys(runId, "pending", update.now) ?? {})
-    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.waitingFor);
+    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.waitingFor, ATTR.dueOnRelease);
   return { update: u, condition: leaseHeld(u, token) };
 }
 
@@ -83,6 +92,14 @@ export function markDueUpdate(runId: string, at: number): MetaUpdate {
   const waiting = `${u.name(ATTR.status)} IN (${u.value("c_suspended", s("suspended"))}, ${u.value("c_queued", s("queued"))})`;
   const condition = `${waiting} AND (attribute_not_exists(${wakeAt}) OR ${wakeAt} > ${u.value("c_at", n(at))})`;
   return { update: u, condition };
+}
+
+/** Due on release: a leased run (lease `token`) is left due by `at` when that lease is released (earlier, never later). */
+export function markDueOnReleaseUpdate(token: number, at: number): MetaUpdate {
+  const u = new UpdateBuilder().set(ATTR.dueOnRelease, n(at));
+  const due = u.name(ATTR.dueOnRelease);
+  const running = `${u.name(ATTR.status)} = ${u.value("c_running", s("running"))}`;
+  return { update: u, condition: `${leaseHeld(u, token)} AND ${running} AND (attribute_not_exists(${due}) OR ${due} > ${u.value("c_at", n(at))})` };
 }
 
 /**
@@ -101,7 +118,7 @@ export function finishUpdate(runId: string, update: FinishUpdate, retentionS: nu
     .set("gsi1pk", s(statusPartition(update.status, shardOf(runId))))
     .setOrRemove(ATTR.result, result === undefined ? undefined : s(result))
     .setOrRemove(ATTR.error, error === undefined ? undefined : s(error))
-    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.wakeAt, ATTR.waitingFor, "gsi2pk", "gsi2sk");
+    .remove(ATTR.leaseOwner, ATTR.leaseExpiresAt, ATTR.wakeAt, ATTR.waitingFor, ATTR.dueOnRelease, "gsi2pk", "gsi2sk");
   // What the finish expects: its lease, or a run never invoked and not leased.
   const condition =
     "token" in update.expect

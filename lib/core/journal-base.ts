@@ -129,3 +129,8 @@ export function meetsExpectation(run: RunMeta, update: FinishUpdate): boolean {
   if ("token" in update.expect) return run.lease?.token === update.expect.token;
   return run.lease === undefined && run.invocations === 0;
 }
+
+/** The earlier of two optional times (a release's wake time and the run's `dueOnRelease`). */
+export function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}

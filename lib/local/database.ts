@@ -12,7 +12,7 @@ import { type MissingDependencyError, sqliteDriver } from "./sqlite-driver.ts";
 export type Database = BetterSqlite3.Database;
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const SCHEMA_V1 = `
   CREATE TABLE runs (
@@ -131,6 +131,8 @@ function migrate(db: Database): void {
         CREATE INDEX flow_queue_order ON flow_queue (scope, at, run_id);
         CREATE TABLE flow_latest (scope TEXT PRIMARY KEY, run_id TEXT NOT NULL, at INTEGER NOT NULL);`);
     }
+    // v3: a signal that reached a leased run leaves it due on release (RunMeta.dueOnRelease).
+    if (version < 3) db.exec("ALTER TABLE runs ADD COLUMN due_on_release INTEGER");
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -16,6 +16,7 @@ export interface RunRow {
   lease_expires_at: number | null;
   invocations: number;
   incarnation: number;
+  due_on_release: number | null;
   result: string | null;
   error: string | null;
   finished_at: number | null;
@@ -47,6 +48,7 @@ export function toMeta(row: RunRow): RunMeta {
   if (row.error !== null) meta.error = fromJson(row.error) as SerializedError;
   if (row.finished_at !== null) meta.finishedAt = row.finished_at;
   if (row.incarnation > 1) meta.incarnation = row.incarnation;
+  if (row.due_on_release !== null) meta.dueOnRelease = row.due_on_release;
   return meta;
 }
 

@@ -109,7 +109,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     this.selectRecord = db.prepare<[string, string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? AND key = ?");
     this.grantLease = db.prepare<[Params], RunRow>(`
       UPDATE runs SET lease_token = lease_token + 1, lease_owner = @owner, lease_expires_at = @expiresAt,
-        status = 'running', wake_at = @expiresAt, invocations = invocations + 1, updated_at = @now
+        status = 'running', wake_at = @expiresAt, due_on_release = NULL, invocations = invocations + 1, updated_at = @now
       WHERE run_id = @runId AND ${NOT_FINISHED}
         AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_token = @ifToken)
       RETURNING *`);
@@ -117,26 +117,34 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     this.extendLease = db.prepare<[Params]>(`
       UPDATE runs SET lease_expires_at = MAX(lease_expires_at, @expiresAt), wake_at = MAX(lease_expires_at, @expiresAt)
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
+    // The run's wake time: the release's, or its dueOnRelease if earlier (a signal came meanwhile).
     this.suspend = db.prepare<[Params]>(`
       UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = @status,
-        wake_at = @wakeAt, waiting_for = @waitingFor, updated_at = @now
+        wake_at = CASE WHEN due_on_release IS NOT NULL AND (@wakeAt IS NULL OR due_on_release < @wakeAt) THEN due_on_release ELSE @wakeAt END,
+        due_on_release = NULL, waiting_for = @waitingFor, updated_at = @now
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
     this.continueStmt = db.prepare<[Params]>(`
-      UPDATE runs SET input = @input, incarnation = @incarnation, status = 'pending', wake_at = @now, waiting_for = NULL,
+      UPDATE runs SET input = @input, incarnation = @incarnation, status = 'pending', wake_at = @now, due_on_release = NULL, waiting_for = NULL,
         lease_owner = NULL, lease_expires_at = NULL, updated_at = @now
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
     // What the finish expects: its lease (a token), or a run never invoked and not leased.
     this.finishStmt = db.prepare<[Params]>(`
       UPDATE runs SET status = @status, result = @result, error = @error, finished_at = @now, updated_at = @now,
-        lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, waiting_for = NULL
+        lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, due_on_release = NULL, waiting_for = NULL
       WHERE run_id = @runId AND ${NOT_FINISHED}
         AND ((@token IS NOT NULL AND lease_owner IS NOT NULL AND lease_token = @token)
           OR (@token IS NULL AND lease_owner IS NULL AND invocations = 0))`);
     this.batch = new AppendBatcher(db);
     this.writes = WriteQueue.of(db);
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
+    // Suspended or queued: due by @at. Leased: due by @at once released (dueOnRelease).
     this.due = db.prepare<[Params]>(`
-      UPDATE runs SET wake_at = @at WHERE run_id = @runId AND status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at)`);
+      UPDATE runs SET
+        wake_at = CASE WHEN status IN ('suspended', 'queued') THEN @at ELSE wake_at END,
+        due_on_release = CASE WHEN status IN ('suspended', 'queued') THEN due_on_release ELSE @at END
+      WHERE run_id = @runId AND (
+        (status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at))
+        OR (status = 'running' AND lease_owner IS NOT NULL AND (due_on_release IS NULL OR due_on_release > @at)))`);
     this.selectDue = db.prepare<[number, number], RunRow>(`
       SELECT * FROM runs WHERE wake_at <= ? AND ${NOT_FINISHED} ORDER BY wake_at, run_id LIMIT ?`);
     this.selectPage = [false, true].flatMap((byStatus) =>

@@ -32,7 +32,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
-import { type Applied, type Granted, JournalStoreBase, meetsExpectation } from "../core/journal-base.ts";
+import { type Applied, type Granted, earliest, JournalStoreBase, meetsExpectation } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
@@ -122,6 +122,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     meta.leaseToken = token;
     meta.status = "running";
     meta.wakeAt = expiresAt;
+    delete meta.dueOnRelease;
     meta.invocations += 1;
     meta.updatedAt = req.now;
     return { applied: true, lease: { ...meta.lease }, run: structuredClone(meta) };
@@ -141,7 +142,8 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     if (!meta) return this.refused(runId);
     delete meta.lease;
     meta.status = update.status ?? "suspended";
-    setOrDelete(meta, "wakeAt", update.wakeAt);
+    setOrDelete(meta, "wakeAt", earliest(update.wakeAt, meta.dueOnRelease));
+    delete meta.dueOnRelease;
     setOrDelete(meta, "waitingFor", update.waitingFor);
     meta.updatedAt = update.now;
     return { applied: true };
@@ -155,6 +157,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     meta.incarnation = update.incarnation;
     meta.status = "pending";
     meta.wakeAt = update.now;
+    delete meta.dueOnRelease;
     delete meta.waitingFor;
     meta.updatedAt = update.now;
     return { applied: true };
@@ -170,6 +173,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     meta.updatedAt = update.now;
     delete meta.lease;
     delete meta.wakeAt;
+    delete meta.dueOnRelease;
     delete meta.waitingFor;
     return { applied: true };
   }
@@ -220,6 +224,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
   async markDue(runId: string, at: number): Promise<void> {
     const meta = this.runs.get(runId);
     if ((meta?.status === "suspended" || meta?.status === "queued") && (meta.wakeAt === undefined || meta.wakeAt > at)) meta.wakeAt = at;
+    else if (meta?.status === "running" && meta.lease) meta.dueOnRelease = earliest(meta.dueOnRelease, at);
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

@@ -70,10 +70,8 @@ export function retryTests(store: () => JournalStore): void {
     expect(await store().getRun(runId)).toMatchObject({ lease: { token, expiresAt: T + 10 + TTL } });
   });
 
-  it("markDue moves a suspended run's wake earlier, never later, and leaves other runs alone", async () => {
+  it("markDue moves a suspended run's wake earlier, never later, and leaves finished runs alone", async () => {
     const { runId, token } = await leasedRun(store(), "due", "inv-1");
-    expect(await store().markDue(runId, T + 1)).toBeUndefined(); // running: untouched
-    expect((await store().getRun(runId))?.wakeAt).toBe(T + TTL);
     await store().releaseLease(runId, token, { now: T + 2, waitingFor: "signal:approval" }); // no wake time
     expect((await store().listDueRuns(T + 100, 1000)).some((r) => r.runId === runId)).toBe(false);
     await lossy().lose("markDue").store.markDue(runId, T + 50);
@@ -86,5 +84,49 @@ export function retryTests(store: () => JournalStore): void {
     await store().finishRun(runId, { now: T + 90, status: "cancelled", expect: { token: last.lease.token } });
     await store().markDue(runId, T + 10);
     expect((await store().getRun(runId))?.wakeAt).toBeUndefined();
+  });
+
+  it("markDue on a leased run leaves its lease alone and makes its release due by then (the earlier of the two), once", async () => {
+    const { runId, token } = await leasedRun(store(), "due-leased", "inv-1");
+    await lossy().lose("markDue").store.markDue(runId, T + 40);
+    await store().markDue(runId, T + 70); // later: the mark stays
+    const leased = await store().getRun(runId);
+    expect(leased).toMatchObject({ status: "running", wakeAt: T + TTL, dueOnRelease: T + 40, lease: { token, owner: "inv-1" } });
+    expect(await store().renewLease(runId, token, T + 10, TTL)).toBe(true);
+    expect((await store().getRun(runId))?.dueOnRelease).toBe(T + 40);
+    // Released with no wake time (a wait for a signal): due by the mark, which is gone.
+    expect(await lossy().lose("releaseLease").store.releaseLease(runId, token, { now: T + 50, waitingFor: "signal:__child" })).toBe(true);
+    const released = await store().getRun(runId);
+    expect(released).toMatchObject({ status: "suspended", wakeAt: T + 40, waitingFor: "signal:__child" });
+    expect(released?.dueOnRelease).toBeUndefined();
+    expect((await store().listDueRuns(T + 50, 1000)).some((r) => r.runId === runId)).toBe(true);
+
+    // A release with an earlier wake time of its own keeps that one.
+    const again = await store().acquireLease(runId, { owner: "inv-2", now: T + 60, ttlMs: TTL });
+    if (!again.acquired) throw new Error("no lease");
+    await store().markDue(runId, T + 500);
+    expect(await store().releaseLease(runId, again.lease.token, { now: T + 70, wakeAt: T + 100, waitingFor: "sleep:nap" })).toBe(true);
+    expect(await store().getRun(runId)).toMatchObject({ wakeAt: T + 100 });
+  });
+
+  it("a grant, a continue and a finish clear a mark left by an earlier lease", async () => {
+    const { runId, token } = await leasedRun(store(), "due-cleared", "inv-1");
+    await store().markDue(runId, T + 5);
+    // The holder died: the next grant (past the lease) reads the journal itself, so the mark is gone.
+    const next = await store().acquireLease(runId, { owner: "inv-2", now: T + TTL + 1, ttlMs: TTL });
+    if (!next.acquired) throw new Error("no lease");
+    expect(next.run.dueOnRelease).toBeUndefined();
+    expect(await store().releaseLease(runId, token, { now: T + TTL + 2, waitingFor: "x" })).toBe(false); // the old holder is fenced
+    await store().markDue(runId, T + TTL + 3);
+    expect(await store().continueRun(runId, next.lease.token, { now: T + TTL + 4, input: { n: 2 }, incarnation: 2 })).toBe(true);
+    expect(await store().getRun(runId)).toMatchObject({ status: "pending", wakeAt: T + TTL + 4 });
+    expect((await store().getRun(runId))?.dueOnRelease).toBeUndefined();
+    const third = await store().acquireLease(runId, { owner: "inv-3", now: T + TTL + 5, ttlMs: TTL });
+    if (!third.acquired) throw new Error("no lease");
+    await store().markDue(runId, T + TTL + 6);
+    expect(await store().finishRun(runId, { now: T + TTL + 7, status: "completed", result: 1, expect: { token: third.lease.token } })).toBe(true);
+    const done = await store().getRun(runId);
+    expect(done?.dueOnRelease).toBeUndefined();
+    expect(done?.wakeAt).toBeUndefined();
   });
 }

@@ -118,7 +118,7 @@ describe("journal limits", () => {
 });
 
 describe("the SQLite file", () => {
-  it("a version 1 journal file opens at version 2: its runs are in their first incarnation", () => {
+  it("a version 1 journal file opens at version 3: its runs are in their first incarnation, marked due on release by nothing", () => {
     lab = sqliteLab([counter]);
     const file = `${lab.file}.v1`;
     const raw = new BetterSqlite3(file);
@@ -131,8 +131,9 @@ describe("the SQLite file", () => {
     raw.pragma("user_version = 1");
     raw.close();
     const db = openLocalDatabase(file);
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
     expect(db.prepare("SELECT incarnation FROM runs WHERE run_id = 'old'").pluck().get()).toBe(1);
+    expect(db.prepare("SELECT due_on_release FROM runs WHERE run_id = 'old'").pluck().get()).toBeNull();
     db.close();
   });
 });

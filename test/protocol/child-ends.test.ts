@@ -59,3 +59,42 @@ describe("a child's end and its parent", () => {
     expect(await lab.engine("E").invoke("p")).toEqual({ status: "completed", result: [0, 10, 20] });
   });
 });
+
+/**
+ * Simulator seed 671726272: a child's end reached its parent's journal while an invocation of the
+ * parent held the lease, so the child left the parent alone (the holder reads the signals after
+ * it releases). That invocation released the run as suspended, with no wake time (a wait for a
+ * signal has none), and then failed before that read: the parent sat suspended, due never, a
+ * signal in its journal, found by no watchdog once the wake that had invoked it was lost too.
+ */
+describe("a child's end while its parent holds the lease, and a parent that never reads it", () => {
+  it("leaves the parent due once released, so the watchdog finds it whatever happens to the holder after the release", async () => {
+    lab = sqliteLab([parent, kid]);
+    await lab.client().start(parent, { runId: "p", input: {} });
+    expect(await lab.engine("E").invoke("p")).toMatchObject({ status: "suspended" });
+    expect(await lab.engine("E").invoke("kid-0")).toMatchObject({ status: "completed" });
+    expect(await lab.engine("E").invoke("kid-1")).toMatchObject({ status: "completed" });
+    await lab.wakes.cancel("p", "signal");
+
+    // An invocation of the parent (it sees two ends, waits for the third) is held before it
+    // releases; the last child ends meanwhile and leaves the parent to it.
+    const pausing = new PausingStore(lab.store);
+    const held = pausing.hold("releaseLease", "before", (args) => args[0] === "p");
+    const holder = lab.engine("W", pausing.store).invoke("p");
+    await held.reached;
+    expect(await lab.engine("E").invoke("kid-2")).toMatchObject({ status: "completed" });
+    // The release is applied; the read after it fails (the holder dies there, or its store is unreachable).
+    const reading = pausing.hold("loadJournal", "before", (args) => args[0] === "p");
+    held.release();
+    await reading.reached;
+    reading.fail(Object.assign(new Error("loadJournal: unreachable (injected)"), { name: "TransientStoreError" }));
+    await expect(holder).rejects.toThrow("unreachable (injected)");
+
+    const run = await lab.store.getRun("p");
+    expect(run).toMatchObject({ status: "suspended" });
+    expect(run?.lease).toBeUndefined();
+    // No wake reached it; the watchdog's scan must still see it due.
+    expect((await lab.store.listDueRuns(lab.clock.now(), 10)).map((r) => r.runId)).toContain("p");
+    expect(await lab.engine("E").invoke("p")).toEqual({ status: "completed", result: [0, 10, 20] });
+  });
+});

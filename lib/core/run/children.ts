@@ -123,20 +123,23 @@ export async function lastWordToParent(p: RunPorts, runId: string, end: { type: 
  *
  * A parent with many children would otherwise take a `markDue` and a wake per child, all on its
  * one meta item, and wake once per child. After the signal is written, the parent is read (one
- * consistent read, no write) and left alone when it will see the signal anyway:
+ * consistent read) and written only when it would not see the signal otherwise:
  *
- * - it holds a lease in the signal's incarnation: the invocation that holds it either reads the
- *   journal after it releases (the signal handshake of engine-settle.ts: it writes its waits,
- *   releases, then reads the signals, so a signal written before that read is seen, and it wakes
- *   itself), or it ends without releasing (a crash, a deadline), and then its `wakeAt` is the
- *   lease's expiry, which the watchdog and the failover find;
  * - it is already due (`wakeAt` passed: another child, a timer or a signal marked it, and its wake
- *   is on its way; if that wake was lost, the watchdog finds the run by that due time);
- * - it has ended.
+ *   is on its way; if that wake was lost, the watchdog finds the run by that due time), or it has
+ *   ended: nothing is written;
+ * - it holds a lease in the signal's incarnation: the holder may have read the journal before the
+ *   signal came, and reads it again after it releases (engine-settle.ts) and wakes itself — but
+ *   it may die, or fail, between the release and that read. So the run is marked due on release
+ *   (`markDue` sets `dueOnRelease` on a leased run, once per lease: a run that has it is left
+ *   alone), and no wake is sent (one would find the run busy). A holder that ends without
+ *   releasing leaves `wakeAt` at its lease's expiry, which the watchdog and the failover find;
+ * - otherwise (suspended, or queued, and not due; another incarnation; a run not found) it is
+ *   marked due and woken.
  *
- * Otherwise (suspended, or queued, and not due; another incarnation; a run not found) it is
- * marked due and woken, as before. So a run is never left suspended with a signal it has not
- * seen and no due time: the lost-wake guarantee rests on `wakeAt` as it always did.
+ * So a run is never left suspended with a signal it has not seen and no due time: the lost-wake
+ * guarantee rests on `wakeAt` as it always did, at one write per parent invocation for all the
+ * children that end while it runs, not one per child.
  */
 export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome }: ChildEnd): Promise<void> {
   const { store, clock, wakes } = p;
@@ -144,15 +147,23 @@ export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome
   const signalId = `child:${childRunId}`;
   const body = { v: JOURNAL_VERSION, at: now, type: "signal", signalId, name: CHILD_SIGNAL, payload: outcome, waitId: parent.waitId };
   await store.appendRecord(journalIdOf(parent.runId, parent.incarnation), { key: keys.signal(signalId), body });
-  if (willSee(await store.getRun(parent.runId), parent.incarnation ?? 1, now)) return;
+  const run = await store.getRun(parent.runId);
+  const seen = parentSees(run, parent.incarnation ?? 1, now);
+  if (seen === "yes") return;
   await store.markDue(parent.runId, now);
+  if (seen === "on-release") return;
   await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
 }
 
-/** Whether the parent, as read after its signal was written, sees that signal without a wake (see `deliverChildEnd`). */
-function willSee(run: RunMeta | undefined, incarnation: number, now: number): boolean {
-  if (!run) return false;
-  if (TERMINAL_STATUSES.has(run.status)) return true;
-  if ((run.incarnation ?? 1) !== incarnation) return false;
-  return run.lease !== undefined || (run.wakeAt !== undefined && run.wakeAt <= now);
+/**
+ * Whether the parent, as read after its signal was written, sees that signal without a write
+ * (`yes`), once its lease is released due (`on-release`: a `markDue` and no wake), or only if it
+ * is marked due and woken (`no`). See `deliverChildEnd`.
+ */
+function parentSees(run: RunMeta | undefined, incarnation: number, now: number): "yes" | "on-release" | "no" {
+  if (!run) return "no";
+  if (TERMINAL_STATUSES.has(run.status)) return "yes";
+  if ((run.incarnation ?? 1) !== incarnation) return "no";
+  if (run.lease !== undefined) return run.dueOnRelease !== undefined && run.dueOnRelease <= now ? "yes" : "on-release";
+  return run.wakeAt !== undefined && run.wakeAt <= now ? "yes" : "no";
 }

@@ -1,0 +1,40 @@
+/**
+ * Releasing a run and marking it due, on DynamoDB, with the `dueOnRelease` mark: a signal that
+ * reaches a leased run marks it, and the release of that lease leaves the run due by the mark
+ * (ports.ts, `markDue` and `releaseLease`). An `UpdateItem` cannot branch on the item, so each is
+ * a conditional write that, refused, reads the item it was refused by (the refusal returns it)
+ * and sends the transition that item calls for. Each refusal is another writer's transition, so
+ * a few tries suffice; every write is safe to send again after a lost answer.
+ */
+import type { SuspendUpdate } from "../ports.ts";
+import type { Applied } from "../core/journal-base.ts";
+import { markDueOnReleaseUpdate, markDueUpdate, type MetaUpdate, releaseUpdate } from "./dynamodb-transitions.ts";
+
+/** Sends one conditional meta update: applied, or refused with the item as it was. */
+export type ApplyMeta = (update: MetaUpdate) => Promise<Applied>;
+
+const TRIES = 4;
+
+/** The release; a run marked due on release is released again with the mark it had, the earlier wake time kept. */
+export async function releaseMarked(apply: ApplyMeta, runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
+  let res = await apply(releaseUpdate(runId, token, update));
+  for (let tries = 0; !res.applied && res.run?.lease?.token === token && res.run.dueOnRelease !== undefined && tries < TRIES; tries++) {
+    res = await apply(releaseUpdate(runId, token, update, res.run.dueOnRelease));
+  }
+  return res;
+}
+
+/** Suspended or queued: due by `at`; leased: due by `at` once released; otherwise nothing. */
+export async function markDue(apply: ApplyMeta, runId: string, at: number): Promise<void> {
+  let res = await apply(markDueUpdate(runId, at));
+  for (let tries = 0; !res.applied && res.run && tries < TRIES; tries++) {
+    const run = res.run;
+    if (run.status === "running" && run.lease) {
+      if (run.dueOnRelease !== undefined && run.dueOnRelease <= at) return;
+      res = await apply(markDueOnReleaseUpdate(run.lease.token, at));
+    } else if (run.status === "suspended" || run.status === "queued") {
+      if (run.wakeAt !== undefined && run.wakeAt <= at) return;
+      res = await apply(markDueUpdate(runId, at));
+    } else return;
+  }
+}
