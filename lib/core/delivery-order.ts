@@ -11,22 +11,29 @@
  *
  * The order is derived from the records alone, whatever interleaving wrote them: two
  * invocations of one run (a process frozen past its lease, a zombie Lambda) can both write a
- * record with the same `seq` under different step ids. Ties are broken by write time, then by
- * step id, so every replay decides the same way and no result waits for a position that was
- * already taken.
+ * record with the same `seq` under different step ids, neither seeing the other's. The later
+ * invocation's comes first (its `inv`): it holds the run's lease, and went on from its own
+ * record — a compensation it began is in the journal, and replay must reach it the way it did.
+ * The earlier one's only ends a body that was running when it lost the lease (it starts
+ * nothing more), and is delivered next, as that invocation would have found it. Then by write
+ * time and by step id, so every replay decides the same way and no result waits for a position
+ * that was already taken (simulator seed 177154612: a zombie's step and the holder's cancelled
+ * sibling at one position, the holder's compensation after it).
  */
 import { systemTimers, type Timers } from "../ports.ts";
 
-/** A recorded delivery: the record's `seq`, its write time and its step id. */
+/** A recorded delivery: the record's `seq`, the invocation that wrote it, its write time and its step id. */
 export interface RecordedDelivery {
   seq: number;
+  /** The writing invocation's number (`inv`); 0 for records that carry none. */
+  inv: number;
   at: number;
   stepId: string;
 }
 
 /** The order in which recorded results are released, from the records alone. */
 export function deliveryOrder(recorded: readonly RecordedDelivery[]): RecordedDelivery[] {
-  return [...recorded].sort((a, b) => a.seq - b.seq || a.at - b.at || (a.stepId < b.stepId ? -1 : a.stepId > b.stepId ? 1 : 0));
+  return [...recorded].sort((a, b) => a.seq - b.seq || b.inv - a.inv || a.at - b.at || (a.stepId < b.stepId ? -1 : a.stepId > b.stepId ? 1 : 0));
 }
 
 export class DeliveryOrder {

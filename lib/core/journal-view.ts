@@ -80,10 +80,10 @@ export class JournalView {
     return this.steps.get(stepId);
   }
 
-  /** Every recorded `run` step that has a delivery position (`seq`), with its write time. */
+  /** Every recorded `run` step that has a delivery position (`seq`), with its writer and write time. */
   deliveries(): RecordedDelivery[] {
     const out: RecordedDelivery[] = [];
-    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) out.push({ seq: s.seq, at: s.at, stepId: s.stepId });
+    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) out.push({ seq: s.seq, inv: s.inv ?? 0, at: s.at, stepId: s.stepId });
     return out;
   }
 

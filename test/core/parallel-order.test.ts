@@ -72,3 +72,61 @@ describe("concurrent branches that call a step after awaiting another", () => {
     expect(saves.length).toBe(executed);
   });
 });
+
+/**
+ * Simulator seed 177154612. Two invocations of one run write a record at the same delivery
+ * position, neither seeing the other's: an invocation that lost its lease ends a body it was
+ * running, and the invocation that took the lease records a sibling's failure there and goes on
+ * from it (here, to what it does after a failed fan-out; in the seed, a saga's compensation).
+ * Replay must deliver the lease holder's record first, as it ran: delivering the earlier
+ * writer's first (it was written first) takes the branch the holder never took.
+ */
+describe("two invocations that recorded one delivery position", () => {
+  const slowBodies: Array<() => void> = [];
+  const failBodies: Array<(err: Error) => void> = [];
+  const tie = durable({ name: "tie-break", input: z.object({}), retries: 1 }, async (_in, step) => {
+    const done: string[] = [];
+    try {
+      await Promise.all([
+        step.run("a-slow", () => new Promise<string>((resolve) => slowBodies.push(() => resolve("slow")))).then((v) => void done.push(v)),
+        step.run("b-fails", () => new Promise<string>((_resolve, reject) => failBodies.push(reject))),
+      ]);
+      return { undone: [] as string[] };
+    } catch {
+      const undone: string[] = [];
+      for (const d of [...done].reverse()) undone.push(await step.run(`undo-${d}`, () => d));
+      return { undone, after: await step.run("after", () => undone.length) };
+    }
+  });
+  const until = async (check: () => boolean | Promise<boolean>) => {
+    while (!(await check())) await new Promise((r) => setTimeout(r, 2));
+  };
+
+  it("replays the holder's record first, the way it went on", { timeout: 15_000 }, async () => {
+    const store = new MemoryJournalStore();
+    const clock = new VirtualClock();
+    const p = { store, wakes: new MemoryWakeQueue(), clock, workflows: createRegistry([tie]) };
+    await new Client(p).start(tie, { runId: "t1", input: {} });
+    // A starts both bodies, then stalls; B takes the lease from it (A is thought dead) and starts both again.
+    void new Engine({ ...p, owner: "A" }).invoke("t1").catch(() => {});
+    await until(() => slowBodies.length === 1 && failBodies.length === 1);
+    const holder = new Engine({ ...p, owner: "B" }).invoke("t1", { mayBreak: () => true });
+    await until(() => slowBodies.length === 2 && failBodies.length === 2);
+    // A's slow body ends: its record takes position 1 (A never saw B's lease).
+    slowBodies[0]?.();
+    await until(async () => (await store.getRecord("t1", "step#a-slow")) !== undefined);
+    // B's sibling fails a moment later, at position 1 too; B goes on with nothing to undo.
+    clock.advance(5);
+    failBodies[1]?.(new Error("declined"));
+    await until(async () => (await store.getRecord("t1", "step#after")) !== undefined);
+    const journal = await store.loadJournal("t1");
+    const seqOf = (key: string) => (journal?.records.find((r) => r.key === key)?.body as { seq?: number } | undefined)?.seq;
+    expect([seqOf("step#a-slow"), seqOf("step#b-fails"), seqOf("step#after")]).toEqual([1, 1, 2]);
+    // B's own slow body ends: A's record is there, so B stops (another invocation wrote a step it ran).
+    slowBodies[1]?.();
+    expect(await holder).toEqual({ status: "lost-lease" });
+
+    // The next invocation replays the journal and must take the path B took.
+    expect(await new Engine({ ...p, owner: "C" }).invoke("t1")).toEqual({ status: "completed", result: { undone: [], after: 0 } });
+  });
+});
