@@ -187,25 +187,38 @@ async function deleteIfOld(client: DynamoDBClient, tableName: string, item: Item
 /**
  * Deletes records that a run id's previous life left behind (its meta item expired; the new
  * one overwrites it), through `deleteRunRecords`: an expired meta item still
- * there says which incarnations to sweep; without one, a small probe of the first partition
- * decides whether there is anything to do. Each delete is conditional on the record being
- * written a minute before this run started, so a concurrent creator's fresh records are
- * never hit.
+ * there says which incarnations to sweep; without one, a probe of the first partition for a
+ * record written a minute or more before this run started decides whether there is anything to
+ * do — a child's own parent record, written just before its run, is not (a child's start costs
+ * this one query, not a sweep). Each delete is conditional on the same age, so a concurrent
+ * creator's fresh records are never hit.
  */
 export async function sweepLeftovers(client: DynamoDBClient, tableName: string, runId: string, createdAt: number, expired: Item | undefined): Promise<void> {
   const old = expired && expiredRunOf(expired);
-  if (!old) {
-    const { QueryCommand } = await dynamodbSdk();
-    const probe = await retryConflicts(() => client.send(new QueryCommand({
+  // Everything written up to a minute before this run started is the previous life's.
+  const expiresAt = Math.floor((createdAt - REUSE_MARGIN_MS) / 1000);
+  if (!old && !(await hasRecordBefore(client, tableName, runId, expiresAt * 1_000_000))) return;
+  await deleteRunRecords(client, tableName, { runId, createdAt: old?.createdAt ?? 0, expiresAt, incarnation: old?.incarnation ?? 1 });
+}
+
+/** Whether the run id's first partition holds a record written before `cutoffUs` (what `deleteIfOld` would delete). */
+async function hasRecordBefore(client: DynamoDBClient, tableName: string, runId: string, cutoffUs: number): Promise<boolean> {
+  const { QueryCommand } = await dynamodbSdk();
+  let start: Item | undefined;
+  do {
+    const page = await retryConflicts(() => client.send(new QueryCommand({
       TableName: tableName,
       KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": s(pkOf(runId)) },
+      // Not the meta item (a filter cannot name the sort key; only the meta item has a status).
+      FilterExpression: "attribute_not_exists(#st) AND (attribute_not_exists(#w) OR #w < :cutoff)",
+      ExpressionAttributeNames: { "#st": ATTR.status, "#w": ATTR.writtenAt },
+      ExpressionAttributeValues: { ":pk": s(pkOf(runId)), ":cutoff": n(cutoffUs) },
       ProjectionExpression: "sk",
       ConsistentRead: true,
-      Limit: 2, // the meta item and one record at most: enough to tell whether records exist
+      ExclusiveStartKey: start,
     })));
-    if (!(probe.Items ?? []).some((i) => i.sk?.S !== META_SK)) return;
-  }
-  // Everything written up to a minute before this run started is the previous life's.
-  await deleteRunRecords(client, tableName, { runId, createdAt: old?.createdAt ?? 0, expiresAt: Math.floor((createdAt - 60_000) / 1000), incarnation: old?.incarnation ?? 1 });
+    if ((page.Count ?? page.Items?.length ?? 0) > 0) return true;
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return false;
 }

@@ -209,6 +209,23 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
     expect(traffic.commands).toEqual(["GetItemCommand"]);
   });
 
+  it("a child's fresh run (its parent record written first) costs the same three requests; records of an earlier life are still swept", async () => {
+    // The parent record precedes the child's run (run/children.ts): it is this life's, not a leftover.
+    const child = runIdOf("fresh-child");
+    await store.appendRecord(child, { key: "parent", body: { v: 1, at: T, type: "parent", runId: "p", waitId: "child" } });
+    traffic.commands.length = 0;
+    expect((await store.createRun({ runId: child, workflow: "flow", input: 1, createdAt: T })).created).toBe(true);
+    expect(traffic.commands).toEqual(["GetItemCommand", "QueryCommand", "PutItemCommand"]);
+    expect((await store.loadJournal(child))?.records.map((r) => r.key)).toEqual(["parent"]);
+
+    // No meta item, and a record written more than a minute before the new run: an earlier life's, swept.
+    const reused = runIdOf("leftover-without-meta");
+    await store.appendRecord(reused, { key: "step#old", body: "from an earlier life" });
+    const later = Date.now() + 8 * 86_400_000;
+    expect((await store.createRun({ runId: reused, workflow: "flow", input: 2, createdAt: later })).created).toBe(true);
+    expect((await store.loadJournal(reused))?.records).toEqual([]);
+  });
+
   it("refuses a cursor it did not hand out", async () => {
     await expect(store.listRuns({ cursor: "bm90LWEtY3Vyc29y" })).rejects.toBeInstanceOf(InvalidCursorError);
   });
