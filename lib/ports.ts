@@ -225,9 +225,10 @@ export interface RunRecords {
    * watchdog wakes it even if the wake sent next is lost. On a run that holds a lease it sets
    * `dueOnRelease` instead (earlier, never later): the release of that lease then leaves the run
    * due by `at` — the holder may have read the journal before the signal came, and may die before
-   * it reads it again. No effect on pending or finished runs.
+   * it reads it again. No effect on pending or finished runs. `leased`: the caller just read the
+   * run leased by that token (a store that must try one transition after another tries that one first).
    */
-  markDue(runId: string, at: number): Promise<void>;
+  markDue(runId: string, at: number, leased?: { token: number }): Promise<void>;
 }
 
 /** Runs by status and by due time: the CLI, the dashboard, the watchdog. */

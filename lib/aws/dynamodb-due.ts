@@ -24,9 +24,12 @@ export async function releaseMarked(apply: ApplyMeta, runId: string, token: numb
   return res;
 }
 
-/** Suspended or queued: due by `at`; leased: due by `at` once released; otherwise nothing. */
-export async function markDue(apply: ApplyMeta, runId: string, at: number): Promise<void> {
-  let res = await apply(markDueUpdate(runId, at));
+/**
+ * Suspended or queued: due by `at`; leased: due by `at` once released; otherwise nothing. The
+ * first try is the transition the caller's read calls for (`leased`: the run's lease).
+ */
+export async function markDue(apply: ApplyMeta, runId: string, at: number, leased?: { token: number }): Promise<void> {
+  let res = await apply(leased ? markDueOnReleaseUpdate(leased.token, at) : markDueUpdate(runId, at));
   for (let tries = 0; !res.applied && res.run && tries < TRIES; tries++) {
     const run = res.run;
     if (run.status === "running" && run.lease) {

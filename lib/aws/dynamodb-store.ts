@@ -242,8 +242,8 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     }))));
   }
 
-  markDue(runId: string, at: number): Promise<void> {
-    return markDue((u) => this.applied(this.update(runId, u)), runId, at);
+  markDue(runId: string, at: number, leased?: { token: number }): Promise<void> {
+    return markDue((u) => this.applied(this.update(runId, u)), runId, at, leased);
   }
 
   slots(scope: string): Promise<SlotEntry[]> {

@@ -49,7 +49,7 @@ export abstract class JournalStoreBase implements JournalStore {
   abstract getRecord(journalId: string, key: string): Promise<StoredRecord | undefined>;
   abstract appendRecord(journalId: string, record: StoredRecord, probe?: string): Promise<AppendResult>;
   abstract markLate(journalId: string, key: string, waitStepId: string): Promise<void>;
-  abstract markDue(runId: string, at: number): Promise<void>;
+  abstract markDue(runId: string, at: number, leased?: { token: number }): Promise<void>;
   abstract listRuns(query: ListQuery): Promise<RunPage>;
   abstract listDueRuns(now: number, limit: number): Promise<RunMeta[]>;
   abstract purgeExpired(now: number, limit: number): Promise<PurgedRun[]>;

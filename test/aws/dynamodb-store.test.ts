@@ -226,6 +226,24 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
     expect((await store.loadJournal(reused))?.records).toEqual([]);
   });
 
+  it("marks a leased run due on release with one UpdateItem when told of its lease, two when not", async () => {
+    const runId = await newRun("due-on-release", T);
+    const granted = await store.acquireLease(runId, { owner: "o", now: T, ttlMs: 30_000 });
+    if (!granted.acquired) throw new Error("no lease");
+    traffic.commands.length = 0;
+    await store.markDue(runId, T + 10);
+    expect(traffic.commands).toEqual(["UpdateItemCommand", "UpdateItemCommand"]); // the suspended transition, refused, then the leased one
+    traffic.commands.length = 0;
+    await store.markDue(runId, T + 5, { token: granted.lease.token });
+    expect(traffic.commands).toEqual(["UpdateItemCommand"]);
+    expect((await store.getRun(runId))?.dueOnRelease).toBe(T + 5);
+    // Told of a lease that is gone (released meanwhile): the refusal's item leads to the suspended transition.
+    await store.releaseLease(runId, granted.lease.token, { now: T + 20, waitingFor: "signal:x" });
+    expect((await store.getRun(runId))?.wakeAt).toBe(T + 5);
+    await store.markDue(runId, T + 1, { token: granted.lease.token });
+    expect((await store.getRun(runId))?.wakeAt).toBe(T + 1);
+  });
+
   it("refuses a cursor it did not hand out", async () => {
     await expect(store.listRuns({ cursor: "bm90LWEtY3Vyc29y" })).rejects.toBeInstanceOf(InvalidCursorError);
   });

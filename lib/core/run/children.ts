@@ -150,7 +150,7 @@ export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome
   const run = await store.getRun(parent.runId);
   const seen = parentSees(run, parent.incarnation ?? 1, now);
   if (seen === "yes") return;
-  await store.markDue(parent.runId, now);
+  await store.markDue(parent.runId, now, seen === "on-release" && run?.lease ? { token: run.lease.token } : undefined);
   if (seen === "on-release") return;
   await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
 }
