@@ -1,8 +1,9 @@
 /**
  * Issue 19, item 3: a child's end costs its parent one write, the `__child` signal. It marks the
  * parent due and wakes it only when the parent would not see the signal otherwise: not when the
- * parent is already due (another child woke it), nor while an invocation holds its lease (that
- * invocation reads the signals after it releases, and wakes itself). Each interleaving is exact,
+ * parent is already due (another child woke it); while an invocation holds its lease, it only
+ * marks it due on release (that invocation reads the signals after it releases, and wakes
+ * itself; if it never gets to, the release has left the run due). Each interleaving is exact,
  * on a real SQLite journal; the lost-wake guarantee is checked as the watchdog sees it (the
  * parent is due, `listDueRuns` finds it).
  */
