@@ -23,6 +23,7 @@ export type EndOutcome = { type: "completed"; result: unknown } | { type: "faile
 
 /** Ends the run under this invocation's lease. A result the store refuses as too large fails the run instead, once. */
 export async function end(c: EngineContext, g: Grant, outcome: EndOutcome, stored?: unknown, hold?: Hold): Promise<InvocationResult> {
+  const slot = hold?.slot;
   let ok: boolean;
   try {
     ok = await c.protocol.finish(
@@ -40,6 +41,8 @@ export async function end(c: EngineContext, g: Grant, outcome: EndOutcome, store
     return end(c, g, { type: "failed", error: serializeError(tooLarge) }, undefined, hold);
   }
   if (!ok) return { status: "lost-lease" };
+  // Out of its key's queue (best effort: a promoter passes over an ended run at the head).
+  if (slot) await c.protocol.leaveQueue(slot.scope, g.runId, g.run.createdAt).catch(() => {});
   // Ended under this lease: no invocation can take the run's slot again, so it is freed now (once
   // no step function of the run still runs).
   if (hold) await giveUpSlot(c, hold, true);

@@ -87,6 +87,11 @@ export class Ledger {
     return exec;
   }
 
+  /** Invocations begun and not yet ended (a dead worker's end with it). */
+  get openExecs(): number {
+    return this.current.size;
+  }
+
   endExec(exec: Exec, how: string): void {
     exec.live = false;
     if (this.current.get(`${exec.worker} ${exec.runId}`) === exec) this.current.delete(`${exec.worker} ${exec.runId}`);

@@ -354,8 +354,10 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
     }
     const ran = await world.step();
     if (allEnded() && clientBusy === 0) {
-      // Let what the last invocations still do (free a slot, cancel a wake) finish, then stop.
-      if (!ran || ++settledSteps > 2_000) break;
+      // Let what the last invocations still do (free a slot, cancel a wake) finish, then stop:
+      // one that waits on a timer (a slot's handover grace) has the clock moved to it.
+      if (++settledSteps > 2_000) break;
+      if (!ran && (ledger.openExecs === 0 || !world.advance())) break;
       continue;
     }
     if (ran) continue;

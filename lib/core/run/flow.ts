@@ -44,10 +44,13 @@ export async function enter(o: FlowPorts, scope: string, limit: number, run: Que
 /**
  * Hands free slots of `scope` to the runs at the head of its queue, in order: each is given a
  * slot (kept for it {@link HANDOFF_MS}), taken off the queue, marked due and woken. A run at the
- * head that has ended is taken off and passed over. Stops at the first run no free slot is left
- * for, and at a head that is not waiting: it holds the lease (taking a slot, or about to queue
- * again), and looks at the queue itself once it has its slot or waits. Taking such a run off
- * here could lose it: its own enqueue, just before, found its old entry and added nothing.
+ * head that has ended, or that runs with a slot of the scope, is taken off and passed over. Stops
+ * at the first run no free slot is left for, and at a head that is not waiting and holds no slot:
+ * it holds the lease (taking a slot, or about to queue again), and looks at the queue itself once
+ * it has its slot or waits. Taking such a run off here could lose it: its own enqueue, just
+ * before, found its old entry and added nothing. (A head that holds a slot could queue again only
+ * once that slot has expired — its holder paused past its lease — and a run so lost from the
+ * queue is found again by its queued recheck, `QUEUED_RECHECK_MS`.)
  * Safe to repeat and to run concurrently: the slots decide, and a run handed a slot twice holds one.
  */
 export async function promote(o: FlowPorts, scope: string, limit: number): Promise<void> {
@@ -60,13 +63,27 @@ export async function promote(o: FlowPorts, scope: string, limit: number): Promi
       await store.dequeue(scope, head);
       continue;
     }
-    if (!waitsForSlot(run)) return;
+    if (!waitsForSlot(run)) {
+      // Leased: it takes its slot or queues again itself, and looks at the queue then. But one
+      // that holds a slot of the scope already is running, and its entry was put back late, by
+      // an invocation that had lost the lease (its release applied, the run taken and admitted
+      // by the next, its enqueue after): passed over, or it holds up the queue while it runs.
+      if (!(await holdsSlot(o, scope, head.runId))) return;
+      await store.dequeue(scope, head);
+      continue;
+    }
     const now = clock.now();
     if (!(await store.takeSlot(scope, limit, { runId: head.runId, expiresAt: now + HANDOFF_MS }, now))) return;
     await store.dequeue(scope, head);
     await store.markDue(head.runId, now);
     await o.wakes.schedule({ runId: head.runId, at: now, reason: "start", key: "slot" });
   }
+}
+
+/** Whether `runId` holds a slot of `scope` that has not expired. */
+async function holdsSlot(o: FlowPorts, scope: string, runId: string): Promise<boolean> {
+  const now = o.clock.now();
+  return (await o.store.slots(scope)).some((s) => s.runId === runId && s.expiresAt > now);
 }
 
 /** Frees an ended run's slot and hands it on to the first queued run that still waits (an ended run is in no invocation that could hold it). */

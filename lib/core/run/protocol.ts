@@ -134,6 +134,16 @@ export class RunProtocol {
     return this.ports.store.freeSlot(slot.scope, runId);
   }
 
+  /**
+   * Takes an ended run out of its key's queue. Its own admission took it out when it took its
+   * slot, but an invocation that had lost the lease may have put it back since (its release
+   * applied, the run taken and admitted by the next, its enqueue after); nobody else takes that
+   * entry off before it reaches the head.
+   */
+  leaveQueue(scope: string, runId: string, createdAt: number): Promise<unknown> {
+    return this.ports.store.dequeue(scope, { runId, at: createdAt });
+  }
+
   /** Hands free slots of the scope to the first queued runs that still wait. */
   handOnSlot(slot: { scope: string; limit: number }): Promise<void> {
     return promote(this.ports, slot.scope, slot.limit);
