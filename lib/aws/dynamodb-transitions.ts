@@ -3,6 +3,7 @@
  * needs: one `UpdateItem` each. Kept apart from the store, which only sends them and reads the
  * answer, so the rules read in one place (they mirror the SQLite store's `UPDATE … WHERE`).
  */
+import { earliest } from "../core/journal-base.ts";
 import type { AcquireRequest, ContinueUpdate, FinishUpdate, SuspendUpdate } from "../ports.ts";
 import { ATTR, n, s, shardOf, statusPartition, toJson, wakeIndexKeys } from "./dynamodb-codec.ts";
 import { UpdateBuilder } from "./dynamodb-update.ts";
@@ -54,7 +55,7 @@ export function renewUpdate(runId: string, token: number, now: number, ttlMs: nu
  */
 export function releaseUpdate(runId: string, token: number, update: SuspendUpdate, seenDue?: number): MetaUpdate {
   const status = update.status ?? "suspended";
-  const wakeAt = seenDue === undefined ? update.wakeAt : Math.min(seenDue, update.wakeAt ?? seenDue);
+  const wakeAt = earliest(update.wakeAt, seenDue);
   const u = new UpdateBuilder()
     .set(ATTR.status, s(status))
     .set(ATTR.updatedAt, n(update.now))

@@ -13,6 +13,7 @@ import { z } from "zod";
 import { durable } from "waymark";
 import { flowScope } from "../../lib/core/flow-control.ts";
 import type { Engine } from "../../lib/core/engine.ts";
+import type { JournalStore } from "../../lib/ports.ts";
 import { Gates, within } from "../support/gates.ts";
 import { PausingStore } from "../support/pausing-store.ts";
 import { type SqliteLab, sqliteLab } from "../support/sqlite-lab.ts";
@@ -30,7 +31,7 @@ const flow = durable({ name: "queue-limited", input: z.object({ key: z.string() 
 const scope = flowScope(flow.key, "k");
 
 /** Ten minutes: no lease expires while a test waits on a gate. */
-const engine = (owner: string, store = lab.store): Engine => lab.engine(owner, store, { leaseTtlMs: 600_000 });
+const engine = (owner: string, store: JournalStore = lab.store): Engine => lab.engine(owner, store, { leaseTtlMs: 600_000 });
 
 /** Starts runs of key `k` in this order, a millisecond apart (the queue's order is their creation). */
 async function start(...runIds: string[]): Promise<void> {
@@ -41,7 +42,7 @@ async function start(...runIds: string[]): Promise<void> {
 }
 
 /** Runs `runId` in a fresh engine until its step function waits on its gate. */
-async function running(runId: string, store = lab.store): Promise<{ invocation: Promise<unknown> }> {
+async function running(runId: string, store: JournalStore = lab.store): Promise<{ invocation: Promise<unknown> }> {
   const invocation = engine(`E-${runId}`, store).invoke(runId);
   await gates.started(runId);
   return { invocation }; // wrapped: an async function's result would wait for it
