@@ -27,19 +27,22 @@ export async function slots(client: DynamoDBClient, table: string, scope: string
   });
 }
 
-/** Slot `index` for `holder`, if it is free, expired by `now`, or the holder's already. */
+/** Slot `index` for `holder`, if it is free, expired by `now`, or the holder's already (its expiry never moves earlier). */
 export async function putSlot(client: DynamoDBClient, table: string, scope: string, index: number, holder: SlotHolder, now: number): Promise<boolean> {
   const { PutItemCommand } = await dynamodbSdk();
   try {
     await retryConflicts(() => client.send(new PutItemCommand({
       TableName: table,
       Item: { pk: s(slotsPk(scope)), sk: s(`slot#${index}`), runId: s(holder.runId), expiresAt: n(holder.expiresAt) },
-      ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :now OR runId = :me",
-      ExpressionAttributeValues: { ":now": n(now), ":me": s(holder.runId) },
+      // The holder's own slot only moves later: a late retry, or an invocation paused past its lease, never shortens it.
+      ConditionExpression: "attribute_not_exists(pk) OR expiresAt <= :now OR (runId = :me AND expiresAt <= :exp)",
+      ExpressionAttributeValues: { ":now": n(now), ":me": s(holder.runId), ":exp": n(holder.expiresAt) },
+      ReturnValuesOnConditionCheckFailure: "ALL_OLD",
     })));
     return true;
   } catch (err) {
-    if (isErrorNamed(err, "ConditionalCheckFailedException")) return false;
+    // Refused: another run's, or the holder's own for longer already (then it holds it).
+    if (isErrorNamed(err, "ConditionalCheckFailedException")) return (err as { Item?: Record<string, { S?: string }> }).Item?.runId?.S === holder.runId;
     throw err;
   }
 }

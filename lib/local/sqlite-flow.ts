@@ -23,7 +23,8 @@ export function flowStatements(db: Database): FlowStatements {
   const slots = db.prepare<[string], { idx: number; run_id: string; expires_at: number }>("SELECT idx, run_id, expires_at FROM flow_slots WHERE scope = ? ORDER BY idx");
   const put = db.prepare<[{ scope: string; idx: number; runId: string; expiresAt: number; now: number }]>(`
     INSERT INTO flow_slots (scope, idx, run_id, expires_at) VALUES (@scope, @idx, @runId, @expiresAt)
-    ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id, expires_at = excluded.expires_at
+    ON CONFLICT (scope, idx) DO UPDATE SET run_id = excluded.run_id,
+      expires_at = CASE WHEN flow_slots.run_id = excluded.run_id THEN max(flow_slots.expires_at, excluded.expires_at) ELSE excluded.expires_at END
     WHERE flow_slots.expires_at <= @now OR flow_slots.run_id = excluded.run_id`);
   const remove = db.prepare<[string, number, string]>("DELETE FROM flow_slots WHERE scope = ? AND idx = ? AND run_id = ?");
   const first = db.prepare<[string], { run_id: string; at: number }>("SELECT run_id, at FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");

@@ -275,7 +275,8 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     this.slotsOf.set(scope, slots);
     const held = slots[index];
     if (held && held.runId !== holder.runId && held.expiresAt > now) return false;
-    slots[index] = { runId: holder.runId, expiresAt: holder.expiresAt };
+    // The holder's own slot only moves later (a late retry, or a paused holder, never shortens it).
+    slots[index] = { runId: holder.runId, expiresAt: held?.runId === holder.runId ? Math.max(held.expiresAt, holder.expiresAt) : holder.expiresAt };
     return true;
   }
 

@@ -55,6 +55,18 @@ export function flowTests(store: () => JournalStore): void {
     expect(await store().peek(scope)).toBeUndefined();
   });
 
+  it("a holder's slot never moves to an earlier expiry: a late retry or a paused holder keeps it, and it stays held", async () => {
+    const scope = freshId("later");
+    expect(await store().takeSlot(scope, 1, { runId: "h", expiresAt: T + 100 }, T)).toBe(true);
+    expect(await store().takeSlot(scope, 1, { runId: "h", expiresAt: T + 500 }, T + 50)).toBe(true); // renewed
+    // An invocation paused since T asks with the expiry it computed then: held, and not shortened.
+    expect(await new LostResponseStore(store()).lose("takeSlot").store.takeSlot(scope, 0, { runId: "h", expiresAt: T + 100 }, T + 200)).toBe(true);
+    expect(await store().takeSlot(scope, 1, { runId: "h", expiresAt: T + 100 }, T + 200)).toBe(true);
+    expect((await store().slots(scope)).map((s) => [s.runId, s.expiresAt])).toEqual([["h", T + 500]]);
+    expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 300)).toBe(false); // before: taken, h's slot cut to T + 100
+    expect(await store().takeSlot(scope, 1, { runId: "x", expiresAt: T + 900 }, T + 500)).toBe(true);
+  });
+
   it("takeSlot with limit 0 keeps a slot the run holds (one handed to it) and takes none", async () => {
     const scope = freshId("handoff");
     expect(await store().takeSlot(scope, 0, { runId: "h", expiresAt: T + 100 }, T)).toBe(false); // nothing held, nothing taken
