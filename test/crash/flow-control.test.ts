@@ -41,6 +41,7 @@ import { describe, expect, it } from "vitest";
 import { type CrashLab, type WorkerProcess, withLab } from "./harness.ts";
 import { until } from "../support/until.ts";
 import { LANE_LIMIT, type LaneLine, laneFlow } from "./workflows.ts";
+import { HANDOFF_MS } from "../../lib/core/flow-control.ts";
 import { mulberry32 } from "../../lib/core/random.ts"; // seeded, so a failing schedule can be replayed
 
 const CUSTOMERS = ["c0", "c1", "c2", "c3"];
@@ -279,7 +280,9 @@ describe("flow control under SIGKILL", () => {
 
         // Phase 2, once every leaked slot has expired: 3 runs per customer at once.
         const lastExpiry = Math.max(0, ...leaks.map((l) => l.expires_at));
-        await until("the leaked slots to expire", () => Date.now() > lastExpiry, 10_000);
+        // A leaked slot that was handed to its run keeps the hand-off's expiry when that is later
+        // than the run's lease's: a take never moves a slot's expiry earlier.
+        await until("the leaked slots to expire", () => Date.now() > lastExpiry, HANDOFF_MS + 10_000);
         const phase2Started = Date.now();
         for (const { runId, customer } of phase2) await lab.client.start(laneFlow, { runId, input: { customer, workMs: [300, 300] } });
         const finished = await until(
