@@ -128,8 +128,9 @@ export class Ledger {
     }
   }
 
-  sawCancel(worker: string, runId: string): void {
-    const exec = this.current.get(`${worker} ${runId}`);
+  /** `caller`: the execution the workflow ran in, when known (see `sync`). */
+  sawCancel(worker: string, runId: string, caller?: Exec): void {
+    const exec = this.callerOf(worker, runId, caller);
     if (exec) exec.cancelSeen = true;
   }
 
@@ -183,8 +184,9 @@ export class Ledger {
   /**
    * Every store call as it is applied (`answered`: the caller gets this answer); what it returns
    * runs when the answer reaches the caller — what the caller knows, it knows from then on.
+   * `caller`: the execution that made the call, when known (see `sync`).
    */
-  applied(actor: string, op: string, args: unknown[], answer: unknown, answered: boolean): (() => void) | undefined {
+  applied(actor: string, op: string, args: unknown[], answer: unknown, answered: boolean, caller?: Exec): (() => void) | undefined {
     const seq = ++this.seq;
     let learnt: (() => void) | undefined;
     if (op === "appendRecord") {
@@ -193,12 +195,12 @@ export class Ledger {
       const res = answer as { written: boolean };
       const runId = runOf(journalId);
       if (record.key === "cancel" && res.written && !this.cancelWritten.has(runId)) this.cancelWritten.set(runId, seq);
-      if (answered) learnt = () => this.sync(actor, runId, seq);
+      if (answered) learnt = () => this.sync(actor, runId, seq, caller);
       const body = record.body as { type?: string; kind?: string; stepId?: string; attempts?: number; attempt?: number };
       if (res.written && body.type === "step" && body.kind === "run" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempts ?? 0);
       if (res.written && body.type === "attempt" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempt ?? 0);
     } else if (op === "loadJournal" && answered) {
-      learnt = () => this.sync(actor, args[0] as string, seq);
+      learnt = () => this.sync(actor, args[0] as string, seq, caller);
     } else if ((op === "releaseLease" || op === "continueRun") && answer === true) {
       // The invocation gave the run up (its lease is free from now, even if the answer is yet to
       // reach it): a body of it that ended unrecorded (its record's write failed) is the
@@ -216,9 +218,25 @@ export class Ledger {
     if (status === "completed" || status === "failed" || status === "cancelled") this.terminal.set(runId, status);
   }
 
-  private sync(actor: string, runId: string, seq: number): void {
-    const exec = this.current.get(`${actor} ${runId}`);
+  /**
+   * What an answer told goes to the execution that asked. A process may hold an execution of a
+   * run beside the run's current one: an invocation that ended (its lease lost, its deadline
+   * passed) while a step body still ran, whose record it writes when the body returns. That
+   * append's answer (a cancellation, say) is its own, not the next invocation's in the process.
+   */
+  private sync(actor: string, runId: string, seq: number, caller?: Exec): void {
+    const exec = this.callerOf(actor, runId, caller);
     if (exec) exec.lastSync = seq;
+  }
+
+  /**
+   * The execution of `runId` a call or a hook belongs to: the caller, if known (none if it is an
+   * execution of another run: a child writing to its parent's journal tells the parent nothing);
+   * otherwise the worker's current one of the run.
+   */
+  private callerOf(actor: string, runId: string, caller: Exec | undefined): Exec | undefined {
+    if (caller) return caller.runId === runId ? caller : undefined;
+    return this.current.get(`${actor} ${runId}`);
   }
 
   private close(actor: string, journalId: string, stepId: string, attempt: number): void {

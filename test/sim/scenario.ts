@@ -6,6 +6,7 @@
  * answers, signals and cancels from the client. Then the faults stop, and every run must end
  * within a bounded simulated time (liveness); final-checks.ts reads the end state.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Client } from "../../lib/client.ts";
 import type { StepRunContext } from "../../lib/core/definition.ts";
 import { Engine, type EngineOptions, type InvocationResult, type InvokeOptions } from "../../lib/core/engine.ts";
@@ -54,6 +55,14 @@ interface Worker {
   filling: boolean;
 }
 
+/**
+ * The ledger's execution that engine code runs for (set around each invocation, carried by its
+ * promises): the store calls and caught cancellations of an invocation that has ended, yet whose
+ * step body still runs and is recorded afterwards, are told apart from those of the next
+ * invocation of the same run in the same worker.
+ */
+const inExec = new AsyncLocalStorage<Exec>();
+
 class SimEngine extends Engine {
   constructor(
     options: EngineOptions,
@@ -65,14 +74,16 @@ class SimEngine extends Engine {
 
   override async invoke(runId: string, options?: InvokeOptions): Promise<InvocationResult> {
     const exec = this.ledger.beginExec(this.worker, runId);
-    try {
-      const result = await super.invoke(runId, options);
-      this.ledger.endExec(exec, result.status);
-      return result;
-    } catch (err) {
-      this.ledger.endExec(exec, `threw ${(err as Error)?.name}`);
-      throw err;
-    }
+    return inExec.run(exec, async () => {
+      try {
+        const result = await super.invoke(runId, options);
+        this.ledger.endExec(exec, result.status);
+        return result;
+      } catch (err) {
+        this.ledger.endExec(exec, `threw ${(err as Error)?.name}`);
+        throw err;
+      }
+    });
   }
 }
 
@@ -106,7 +117,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
   };
   const created = new Set<string>();
   const observe = (actor: string, op: string, args: unknown[], answer: unknown, answered: boolean) => {
-    const learnt = ledger.applied(actor, op, args, answer, answered);
+    const learnt = ledger.applied(actor, op, args, answer, answered, inExec.getStore());
     if (op === "createRun" && (answer as { created?: boolean }).created) created.add((args[0] as { runId: string }).runId);
     if (op === "finishRun" || op === "acquireLease" || op === "releaseLease" || op === "continueRun") {
       const runId = args[0] as string;
@@ -135,7 +146,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
         else world.add(worker, `body ${journalId}/${stepId} ends`, finish);
       });
     },
-    sawCancel: (runId) => ledger.sawCancel(worker, runId),
+    sawCancel: (runId) => ledger.sawCancel(worker, runId, inExec.getStore()),
   });
 
   const workers: Worker[] = [];

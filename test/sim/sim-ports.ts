@@ -6,6 +6,7 @@
  * error ("throw"), or the request is sent again and the caller sees the second answer ("retry",
  * what the AWS SDK does). Reads only ever fail.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ClaimedWake, JournalStore, PollableWakeQueue, Wake } from "../../lib/ports.ts";
 import type { World } from "./world.ts";
 
@@ -96,8 +97,11 @@ export function actorStore(world: World, actor: string, base: JournalStore, faul
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== "function" || typeof prop !== "string") return value;
-      return (...args: unknown[]) =>
-        call(world, actor, `store.${prop}(${describe(args)})`, prop, faults, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), (answer, answered) => observe(actor, prop, args, answer, answered));
+      return (...args: unknown[]) => {
+        // The observer runs in the caller's async context (the world applies the call later, from its own loop).
+        const inCaller = AsyncLocalStorage.snapshot();
+        return call(world, actor, `store.${prop}(${describe(args)})`, prop, faults, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), (answer, answered) => inCaller(() => observe(actor, prop, args, answer, answered)));
+      };
     },
   });
 }
