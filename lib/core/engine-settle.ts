@@ -8,7 +8,7 @@ import type { Blocker, Execution, Outcome } from "./execution.ts";
 import { serializeError } from "./error-codec.ts";
 import { CancelledError, LeaseLostError, type SerializedError, ValueTooLargeError } from "./errors.ts";
 import type { EngineContext } from "./engine-prepare.ts";
-import { giveUpSlot } from "./engine-slot.ts";
+import { functionsStopped, giveUpSlot } from "./engine-slot.ts";
 import type { InvocationResult } from "./engine-types.ts";
 import { isTooLargeForStore } from "./execution.ts";
 import { jsonBytes } from "./json.ts";
@@ -72,11 +72,14 @@ export async function settle(c: EngineContext, hold: Hold, execution: Execution,
     if (!outcome.leaseLost) throw outcome.error;
     // Lost an append race, or outlived the lease by our own clock (no renewal was refused):
     // free the run if the lease is still ours and have it continue at once, so the next
-    // invocation replays what the journal now says instead of waiting for the lease to lapse.
+    // invocation replays what the journal now says instead of waiting for the lease to lapse —
+    // once no step function of it still runs (else the lease lapses, and the run is woken then).
     if (!hold.lost) {
+      const stopped = await functionsStopped(c, hold);
+      const ours = !hold.lost;
       hold.lost = true;
-      await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => false);
-      await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "continue", key: "continue" });
+      if (stopped && ours) await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => false);
+      await wakes.schedule({ runId: g.runId, at: stopped ? clock.now() : g.expiresAt, reason: "continue", key: "continue" });
     }
     return { status: "lost-lease" };
   }

@@ -33,6 +33,18 @@ export async function giveUpSlot(c: EngineContext, hold: Hold, ended = false): P
   }
 }
 
+/**
+ * Whether no user step function of the invocation runs any more, waiting up to the grace (and
+ * never past the lease by its own clock, with the margin). Only then may an invocation that ends
+ * early give its lease up before it lapses: a function still running must not run beside the next
+ * invocation's start of the same attempt.
+ */
+export async function functionsStopped(c: EngineContext, hold: Hold): Promise<boolean> {
+  if (!hold.bodiesSettled) return true;
+  const grace = Math.min(SLOT_HANDOVER_GRACE_MS, heldUntil(hold) - expiryMargin(c.ttl) - c.o.clock.now());
+  return hold.bodiesSettled(Math.max(0, grace));
+}
+
 /** Whether no step function of the invocation runs any more, waiting up to the grace (and never past the slot's expiry). */
 async function bodiesStopped(hold: Hold, now: number, ttl: number): Promise<boolean> {
   if ((hold.bodiesInFlight?.() ?? 0) === 0) return true;

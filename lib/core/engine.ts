@@ -12,7 +12,7 @@ import { type EngineContext, prepare } from "./engine-prepare.ts";
 import { abandon, end, settle } from "./engine-settle.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
 import { Payloads } from "./payloads.ts";
-import { giveUpSlot } from "./engine-slot.ts";
+import { functionsStopped, giveUpSlot } from "./engine-slot.ts";
 import { expiryMargin, heldUntil, type Hold } from "./run/heartbeat.ts";
 import { RunProtocol } from "./run/protocol.ts";
 import { systemTimers } from "../ports.ts";
@@ -88,10 +88,16 @@ export class Engine {
       return result;
     } catch (err) {
       // A fault (the store, the wake queue): free the run for a retry soon, so a redelivered wake
-      // does not find it "busy" until the lease expires. Best effort.
+      // does not find it "busy" until the lease expires. Best effort. Not while a step function
+      // of it still runs (a sibling of the step whose write failed): the next invocation would
+      // start that same attempt beside it. The lease then lapses at its expiry, woken then.
       if (!hold.lost && !hold.abandoned) {
         await giveUpSlot(this.c, hold);
-        await protocol.suspend(grant, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+        if (await functionsStopped(this.c, hold)) {
+          await protocol.suspend(grant, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+        } else {
+          await this.o.wakes.schedule({ runId, at: grant.expiresAt, reason: "continue", key: "abandoned" }).catch(() => {});
+        }
       }
       throw err;
     } finally {

@@ -21,6 +21,15 @@ import { type SqliteLab, sqliteLab } from "../support/sqlite-lab.ts";
 let lab: SqliteLab;
 afterEach(() => lab?.close());
 
+/** Timers that fire within 20 ms (an ending invocation's grace for bodies still running, the heartbeat), so a test is quick; the clock does not move. */
+const quick = {
+  after: (ms: number, fn: () => void) => {
+    const t = setTimeout(fn, Math.min(ms, 20));
+    return () => clearTimeout(t);
+  },
+  defer: (fn: () => void) => void setImmediate(fn),
+};
+
 describe("one invocation", () => {
   it("once a journal write fails, no further map item starts, though items were in flight", async () => {
     const gates = new Gates();
@@ -32,7 +41,7 @@ describe("one invocation", () => {
     const pausing = new PausingStore(lab.store);
     await lab.client().start(wf, { runId: "a1", input: {} });
     const failing = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "step#m[1]/work");
-    const invocation = lab.engine("W", pausing.store).invoke("a1");
+    const invocation = lab.engine("W", pausing.store, { timers: quick }).invoke("a1");
     await gates.started("i0");
     await gates.started("i1");
     gates.open("i1", 0, 1);
@@ -43,6 +52,32 @@ describe("one invocation", () => {
     gates.open("i0", 0, 0); // item 0 finishes after the invocation has ended
     await new Promise((r) => setTimeout(r, 50));
     expect(started).toEqual([0, 1]);
+  });
+
+  it("a journal write that fails while a sibling's body still runs does not free the run for another invocation to start that body again", async () => {
+    // Soak seed 1281797920 (double-start): the fault path released the lease at once, while
+    // item 0's body still ran; the next invocation replayed and started item 0's attempt 1 again.
+    const gates = new Gates();
+    const started: number[] = [];
+    const wf = durable({ name: "items-fault", input: z.object({}) }, async (_in, step) =>
+      step.map("m", [0, 1], (i, item) => item.run("work", () => (started.push(i), gates.wait(`i${i}`))), { concurrency: 2 }),
+    );
+    lab = sqliteLab([wf]);
+    const pausing = new PausingStore(lab.store);
+    await lab.client().start(wf, { runId: "a2", input: {} });
+    const failing = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "step#m[1]/work");
+    const invocation = lab.engine("W", pausing.store, { timers: quick }).invoke("a2");
+    await gates.started("i0");
+    await gates.started("i1");
+    gates.open("i1", 0, 1);
+    await failing.reached;
+    failing.fail(new Error("the journal is unreachable"));
+    await expect(within(10_000, "the invocation", invocation)).rejects.toThrow(/unreachable/);
+    // Item 0's body still runs: the lease stays until it lapses, and the next invocation finds the run busy.
+    // (Before: it took the released lease and started both items again, waiting on their gates.)
+    expect(await within(10_000, "the next invocation", lab.engine("V").invoke("a2"))).toEqual({ status: "busy" });
+    expect(started).toEqual([0, 1]);
+    gates.open("i0", 0, 0);
   });
 
   it("a child that another worker runs to its end before its parent's start step returns still reaches its parent", async () => {
