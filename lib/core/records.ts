@@ -99,7 +99,7 @@ export const ResolutionRecord = z.object({
   ...common,
   type: z.literal("resolution"),
   stepId: z.string(),
-  /** `cancelled`: the run's cancellation was delivered here (a sleep or a wait threw CancelledError). `woken`: a sleep ended early (`client.wake`). */
+  /** `cancelled`: the run's cancellation was delivered here (a sleep or a wait threw CancelledError). `woken`: a sleep ended early (`client.wake`), or ended by its time while a cancellation was pending (journaled, so a late cancellation cannot reopen it). */
   via: z.enum(["signal", "timeout", "cancelled", "woken"]),
   signalId: z.string().optional(),
 });

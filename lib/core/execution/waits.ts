@@ -58,6 +58,18 @@ export async function sleep(scope: Scope, name: string, wakeAtIfNew: (now: numbe
   }
   if (o.now() >= wakeAt) {
     if (!recorded) await core.write({ type: "step", kind: "sleep", stepId, wakeAt, startedAt });
+    else if (core.cancelStops() && !o.replayOnly) {
+      // Its time has passed, and the run is being cancelled: an older invocation, paused past its
+      // lease, may have decided before then to end this sleep with the cancellation and write
+      // that resolution late — replay would stop here where this invocation went on (simulator
+      // seed 1281796203). So the sleep's end is journaled too, as a wake (its meaning: the sleep
+      // is over): write-once, whichever lands first decides, live and on every replay.
+      const { record } = await core.write<ResolutionRecord>({ type: "resolution", stepId, via: "woken" }, "adopt");
+      if (record.via === "cancelled") {
+        core.cancellation.markDelivered();
+        throw core.cancellation.error();
+      }
+    }
     core.emit({ stepId, kind: "sleep", outcome: recorded ? "replayed" : "completed" });
     return;
   }
