@@ -279,7 +279,11 @@ export interface FlowStore {
   freeSlot(scope: string, runId: string): Promise<void>;
   /** Every slot of `scope` that is held, expired or not (the dashboard, the checks). */
   slots(scope: string): Promise<SlotEntry[]>;
-  /** Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at` (whole ms; always the same for a run). Idempotent. */
+  /**
+   * Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at` (whole ms;
+   * always the same for a run). Idempotent. A run that has ended is not queued (checked in the
+   * same atomic write: an invocation that lost its lease may enqueue long after the run ended).
+   */
   enqueue(scope: string, runId: string, at: number): Promise<void>;
   /**
    * Takes a run off the queue of `scope` and returns its id: the first (undefined when empty),

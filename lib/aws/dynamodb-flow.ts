@@ -3,11 +3,12 @@
  * run on: a scope's slots are items `pk = flow#<scope>`, `sk = slot#<i>` (the run holding it and
  * until when); its queue is items `pk = flowq#<scope>`, `sk = <at, padded>#<runId>`. Every change
  * is one conditional request: a slot is put only if it is free, expired, or already this run's;
- * a queued run is taken off by the one delete that finds it.
+ * a run is queued only while it has not ended (a transaction with a check of its meta item); a
+ * queued run is taken off by the one delete that finds it.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
-import { n, pad, s } from "./dynamodb-codec.ts";
+import { ATTR, META_SK, n, pad, pkOf, s } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
@@ -56,9 +57,39 @@ export async function deleteSlot(client: DynamoDBClient, table: string, scope: s
 }
 
 export async function enqueue(client: DynamoDBClient, table: string, scope: string, runId: string, at: number): Promise<void> {
-  const { PutItemCommand } = await dynamodbSdk();
-  await retryConflicts(() => client.send(new PutItemCommand({ TableName: table, Item: { pk: s(queuePk(scope)), sk: s(queueSk(runId, at)), runId: s(runId) } })));
+  const { TransactWriteItemsCommand } = await dynamodbSdk();
+  // One transaction with a check of the run's meta item: an invocation that lost its lease
+  // long ago (paused, its answers late) cannot queue a run that has ended since.
+  const command = new TransactWriteItemsCommand({
+    TransactItems: [
+      { Put: { TableName: table, Item: { pk: s(queuePk(scope)), sk: s(queueSk(runId, at)), runId: s(runId) } } },
+      {
+        ConditionCheck: {
+          TableName: table,
+          Key: { pk: s(pkOf(runId)), sk: s(META_SK) },
+          ConditionExpression: "attribute_not_exists(pk) OR NOT (#st IN (:completed, :failed, :cancelled))",
+          ExpressionAttributeNames: { "#st": ATTR.status },
+          ExpressionAttributeValues: { ":completed": s("completed"), ":failed": s("failed"), ":cancelled": s("cancelled") },
+        },
+      },
+    ],
+  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.send(command);
+      return;
+    } catch (err) {
+      if (!isErrorNamed(err, "TransactionCanceledException")) throw err;
+      const codes = ((err as { CancellationReasons?: Array<{ Code?: string } | undefined> }).CancellationReasons ?? []).map((r) => r?.Code ?? "None");
+      if (codes[1] === "ConditionalCheckFailed") return; // ended: nothing to queue
+      if (!codes.includes("TransactionConflict") || attempt >= ENQUEUE_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
+    }
+  }
 }
+
+/** How often an enqueue that met a concurrent write to the run's meta item is sent again. */
+const ENQUEUE_ATTEMPTS = 5;
 
 /** The oldest queued run, left in the queue. */
 export async function peek(client: DynamoDBClient, table: string, scope: string): Promise<QueuedRun | undefined> {

@@ -29,7 +29,11 @@ export function flowStatements(db: Database): FlowStatements {
   const remove = db.prepare<[string, number, string]>("DELETE FROM flow_slots WHERE scope = ? AND idx = ? AND run_id = ?");
   const first = db.prepare<[string], { run_id: string; at: number }>("SELECT run_id, at FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
   const removeAt = db.prepare<[string, string, number]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ? AND at = ?");
-  const insert = db.prepare<[string, string, number]>("INSERT INTO flow_queue (scope, run_id, at) VALUES (?, ?, ?) ON CONFLICT (scope, run_id) DO NOTHING");
+  // Only a run that has not ended is queued (one that lost its lease long ago may come late).
+  const insert = db.prepare<[{ scope: string; runId: string; at: number }]>(`
+    INSERT INTO flow_queue (scope, run_id, at) SELECT @scope, @runId, @at
+    WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status IN ('completed', 'failed', 'cancelled'))
+    ON CONFLICT (scope, run_id) DO NOTHING`);
   const markLatest = db.prepare<[string, string, number]>(`
     INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
     ON CONFLICT (scope) DO UPDATE SET run_id = excluded.run_id, at = excluded.at
@@ -39,7 +43,7 @@ export function flowStatements(db: Database): FlowStatements {
     slots: (scope) => slots.all(scope).map((r) => ({ index: r.idx, runId: r.run_id, expiresAt: r.expires_at })),
     put: (scope, index, holder, now) => put.run({ scope, idx: index, runId: holder.runId, expiresAt: holder.expiresAt, now }).changes > 0,
     remove: (scope, index, runId) => void remove.run(scope, index, runId),
-    enqueue: (scope, runId, at) => void insert.run(scope, runId, Math.max(0, Math.floor(at))),
+    enqueue: (scope, runId, at) => void insert.run({ scope, runId, at: Math.max(0, Math.floor(at)) }),
     dequeue: (scope, run) => removeAt.run(scope, run.runId, run.at).changes > 0,
     peek: (scope) => {
       const row = first.get(scope);

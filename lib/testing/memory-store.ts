@@ -286,6 +286,8 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async enqueue(scope: string, runId: string, at: number): Promise<void> {
+    const run = this.runs.get(runId);
+    if (run && TERMINAL_STATUSES.has(run.status)) return; // ended: nothing to queue
     const queue = this.queues.get(scope) ?? new Map<string, number>();
     this.queues.set(scope, queue);
     if (!queue.has(runId)) queue.set(runId, Math.max(0, Math.floor(at)));

@@ -55,6 +55,17 @@ export function flowTests(store: () => JournalStore): void {
     expect(await store().peek(scope)).toBeUndefined();
   });
 
+  it("enqueue adds nothing for a run that has ended, even after a lost answer; a live run is queued", async () => {
+    const scope = freshId("ended");
+    const { runId: live } = await leasedRun(store(), "queued-live");
+    const { runId: ended, token } = await leasedRun(store(), "queued-ended");
+    expect(await store().finishRun(ended, { now: T + 10, status: "completed", result: 1, expect: { token } })).toBe(true);
+    await new LostResponseStore(store()).lose("enqueue").store.enqueue(scope, ended, T);
+    await store().enqueue(scope, live, T + 1);
+    expect(await store().dequeue(scope)).toBe(live); // before: the ended run, first in line
+    expect(await store().peek(scope)).toBeUndefined();
+  });
+
   it("a holder's slot never moves to an earlier expiry: a late retry or a paused holder keeps it, and it stays held", async () => {
     const scope = freshId("later");
     expect(await store().takeSlot(scope, 1, { runId: "h", expiresAt: T + 100 }, T)).toBe(true);

@@ -24,13 +24,14 @@ describe("the run protocol under deterministic simulation", () => {
 
   // Seeds the soaks broke, each fixed with a test of its own: a parent left suspended with a
   // child's end it had not seen (test/protocol/child-ends.test.ts); two invocations' records at
-  // one delivery position (test/core/parallel-order.test.ts); a late enqueue by an invocation
-  // that had lost its lease (test/protocol/queue-entries.test.ts); a paused invocation's take of
+  // one delivery position (test/core/parallel-order.test.ts); late enqueues by an invocation
+  // that had lost its lease, of a run running or ended (test/protocol/queue-entries.test.ts,
+  // test/contract/store-flow.ts); a paused invocation's take of
   // its run's slot that cut the slot's expiry short (test/contract/store-flow.ts); a paused
   // invocation's late cancellation of a sleep the holder had passed by its time
   // (test/core/late-sleep-cancel.test.ts); a fault's early release while a sibling's step
   // function still ran (test/protocol/invocation.test.ts).
-  it.each([671726272, 177154612, 854766348, 1362792280, 1281796203, 1281797920])("holds every invariant on seed %i, which a soak broke", async (seed) => {
+  it.each([671726272, 177154612, 854766348, 1311129698, 1362792280, 1281796203, 1281797920])("holds every invariant on seed %i, which a soak broke", async (seed) => {
     const result = await runSeed(seed);
     expect(result.violation, result.violation && report(result, result)).toBeUndefined();
   }, 120_000);

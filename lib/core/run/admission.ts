@@ -7,7 +7,7 @@
 import type { AnyWorkflow } from "../definition.ts";
 import type { InvocationResult } from "../engine-types.ts";
 import { debounceScope, flowScope, QUEUED_RECHECK_MS, rateScope } from "../flow-control.ts";
-import { type SuspendUpdate, TERMINAL_STATUSES } from "../../ports.ts";
+import type { SuspendUpdate } from "../../ports.ts";
 import { keys } from "../records.ts";
 import { enter, promote } from "./flow.ts";
 import { expiryMargin } from "./heartbeat.ts";
@@ -120,13 +120,9 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   if (!ok) return { type: "wait", result: { status: "lost-lease" } };
   // In the queue only once it waits: a holder that left while we held the lease passed us over.
   // Then any slot free now goes to the first in line (to us if that is us, woken at once).
+  // (A run that has ended since is not queued: this invocation may have lost the lease after all,
+  // its release applied long before its answer came, and the next may have ended the run.)
   await store.enqueue(scope, runId, createdAt);
-  if (await endedMeanwhile(o, runId)) {
-    // This invocation had lost the lease after all (its release applied long before its answer
-    // came): the next took the run, and ended it. The entry just written goes again.
-    await store.dequeue(scope, { runId, at: createdAt });
-    return { type: "wait", result: { status: "lost-lease" } };
-  }
   await promote(o, scope, flow.limit);
   // The first in line also looks again once every slot held now has had time to expire: a holder
   // that died after its run ended, before freeing its slot, leaves it to expiry, and nothing else
@@ -136,12 +132,6 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   }
   await cancelMeanwhile(o, run);
   return { type: "wait", result: { status: "queued", scope } };
-}
-
-/** Whether the run has ended (another invocation's doing: this one holds no lease now). */
-async function endedMeanwhile(o: AdmissionPorts, runId: string): Promise<boolean> {
-  const run = await o.store.getRun(runId);
-  return run === undefined || TERMINAL_STATUSES.has(run.status);
 }
 
 /**
