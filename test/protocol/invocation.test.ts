@@ -30,25 +30,34 @@ const quick = {
   defer: (fn: () => void) => void setImmediate(fn),
 };
 
+/**
+ * A `step.map` over `items`, two at a time, each body waiting on its gate: items 0 and 1 start,
+ * item 1 ends, and its record's write fails before it is applied (getRecord then finds nothing):
+ * the invocation ends with the fault, item 0's body still running.
+ */
+async function itemOneWriteFails(name: string, runId: string, items: number[]): Promise<{ gates: Gates; started: number[] }> {
+  const gates = new Gates();
+  const started: number[] = [];
+  const wf = durable({ name, input: z.object({}) }, async (_in, step) =>
+    step.map("m", items, (i, item) => item.run("work", () => (started.push(i), gates.wait(`i${i}`))), { concurrency: 2 }),
+  );
+  lab = sqliteLab([wf]);
+  const pausing = new PausingStore(lab.store);
+  await lab.client().start(wf, { runId, input: {} });
+  const failing = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "step#m[1]/work");
+  const invocation = lab.engine("W", pausing.store, { timers: quick }).invoke(runId);
+  await gates.started("i0");
+  await gates.started("i1");
+  gates.open("i1", 0, 1);
+  await failing.reached;
+  failing.fail(new Error("the journal is unreachable"));
+  await expect(within(10_000, "the invocation", invocation)).rejects.toThrow(/unreachable/);
+  return { gates, started };
+}
+
 describe("one invocation", () => {
   it("once a journal write fails, no further map item starts, though items were in flight", async () => {
-    const gates = new Gates();
-    const started: number[] = [];
-    const wf = durable({ name: "items", input: z.object({}) }, async (_in, step) =>
-      step.map("m", [0, 1, 2, 3], (i, item) => item.run("work", () => (started.push(i), gates.wait(`i${i}`))), { concurrency: 2 }),
-    );
-    lab = sqliteLab([wf]);
-    const pausing = new PausingStore(lab.store);
-    await lab.client().start(wf, { runId: "a1", input: {} });
-    const failing = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "step#m[1]/work");
-    const invocation = lab.engine("W", pausing.store, { timers: quick }).invoke("a1");
-    await gates.started("i0");
-    await gates.started("i1");
-    gates.open("i1", 0, 1);
-    await failing.reached;
-    failing.fail(new Error("the journal is unreachable"));
-    // getRecord finds nothing: the write was not applied, the invocation ends (and is retried).
-    await expect(within(10_000, "the invocation", invocation)).rejects.toThrow(/unreachable/);
+    const { gates, started } = await itemOneWriteFails("items", "a1", [0, 1, 2, 3]);
     gates.open("i0", 0, 0); // item 0 finishes after the invocation has ended
     await new Promise((r) => setTimeout(r, 50));
     expect(started).toEqual([0, 1]);
@@ -57,22 +66,7 @@ describe("one invocation", () => {
   it("a journal write that fails while a sibling's body still runs does not free the run for another invocation to start that body again", async () => {
     // Soak seed 1281797920 (double-start): the fault path released the lease at once, while
     // item 0's body still ran; the next invocation replayed and started item 0's attempt 1 again.
-    const gates = new Gates();
-    const started: number[] = [];
-    const wf = durable({ name: "items-fault", input: z.object({}) }, async (_in, step) =>
-      step.map("m", [0, 1], (i, item) => item.run("work", () => (started.push(i), gates.wait(`i${i}`))), { concurrency: 2 }),
-    );
-    lab = sqliteLab([wf]);
-    const pausing = new PausingStore(lab.store);
-    await lab.client().start(wf, { runId: "a2", input: {} });
-    const failing = pausing.hold("appendRecord", "before", (args) => (args[1] as { key: string }).key === "step#m[1]/work");
-    const invocation = lab.engine("W", pausing.store, { timers: quick }).invoke("a2");
-    await gates.started("i0");
-    await gates.started("i1");
-    gates.open("i1", 0, 1);
-    await failing.reached;
-    failing.fail(new Error("the journal is unreachable"));
-    await expect(within(10_000, "the invocation", invocation)).rejects.toThrow(/unreachable/);
+    const { gates, started } = await itemOneWriteFails("items-fault", "a2", [0, 1]);
     // Item 0's body still runs: the lease stays until it lapses, and the next invocation finds the run busy.
     // (Before: it took the released lease and started both items again, waiting on their gates.)
     expect(await within(10_000, "the next invocation", lab.engine("V").invoke("a2"))).toEqual({ status: "busy" });
