@@ -7,7 +7,7 @@
  * queued run is taken off by the one delete that finds it.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
+import { type QueuedRun, type SlotEntry, type SlotHolder, TERMINAL_STATUSES } from "../ports.ts";
 import { ATTR, META_SK, n, pad, pkOf, s } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { isErrorNamed } from "./errors.ts";
@@ -67,9 +67,9 @@ export async function enqueue(client: DynamoDBClient, table: string, scope: stri
         ConditionCheck: {
           TableName: table,
           Key: { pk: s(pkOf(runId)), sk: s(META_SK) },
-          ConditionExpression: "attribute_not_exists(pk) OR NOT (#st IN (:completed, :failed, :cancelled))",
+          ConditionExpression: `attribute_not_exists(pk) OR NOT (#st IN (${Object.keys(ENDED).join(", ")}))`,
           ExpressionAttributeNames: { "#st": ATTR.status },
-          ExpressionAttributeValues: { ":completed": s("completed"), ":failed": s("failed"), ":cancelled": s("cancelled") },
+          ExpressionAttributeValues: ENDED,
         },
       },
     ],
@@ -87,6 +87,9 @@ export async function enqueue(client: DynamoDBClient, table: string, scope: stri
     }
   }
 }
+
+/** The statuses a run ends in, as the values of a condition (`:ended0`, …). */
+const ENDED = Object.fromEntries([...TERMINAL_STATUSES].map((st, i) => [`:ended${i}`, s(st)]));
 
 /** How often an enqueue that met a concurrent write to the run's meta item is sent again. */
 const ENQUEUE_ATTEMPTS = 5;

@@ -117,8 +117,13 @@ export async function abandon(c: EngineContext, hold: Hold, execution: Execution
   execution.stop(new LeaseLostError(g.runId, "the invocation passed its deadline"));
   const wakeAt = g.expiresAt;
   c.o.log?.({ event: "abandoned", runId: g.runId, token: g.token, wakeAt });
-  await c.o.wakes.schedule({ runId: g.runId, at: wakeAt, reason: "continue", key: "abandoned" });
+  await wakeOnLapse(c, g);
   return { status: "abandoned", wakeAt };
+}
+
+/** Has the run woken when the lease lapses: an invocation that keeps it (a step function of it still runs) gives it up so. */
+export function wakeOnLapse(c: EngineContext, g: Grant): Promise<void> {
+  return c.o.wakes.schedule({ runId: g.runId, at: g.expiresAt, reason: "continue", key: "abandoned" });
 }
 
 /**

@@ -19,7 +19,7 @@ export const SLOT_HANDOVER_GRACE_MS = 5_000;
 export async function giveUpSlot(c: EngineContext, hold: Hold, ended = false): Promise<void> {
   const slot = hold.slot;
   if (!slot || hold.abandoned || (hold.lost && !ended)) return;
-  if (!(await bodiesStopped(hold, c.o.clock.now(), c.ttl))) return;
+  if (!(await bodiesStopped(c, hold))) return;
   await hold.slotRenewal?.catch(() => {});
   if (hold.slot !== slot || hold.abandoned) return;
   // Owned by our own clock, with the same margin as any step's start.
@@ -39,16 +39,20 @@ export async function giveUpSlot(c: EngineContext, hold: Hold, ended = false): P
  * early give its lease up before it lapses: a function still running must not run beside the next
  * invocation's start of the same attempt.
  */
-export async function functionsStopped(c: EngineContext, hold: Hold): Promise<boolean> {
-  if (!hold.bodiesSettled) return true;
-  const grace = Math.min(SLOT_HANDOVER_GRACE_MS, heldUntil(hold) - expiryMargin(c.ttl) - c.o.clock.now());
-  return hold.bodiesSettled(Math.max(0, grace));
+export function functionsStopped(c: EngineContext, hold: Hold): Promise<boolean> {
+  if (!hold.bodiesSettled) return Promise.resolve(true);
+  return hold.bodiesSettled(Math.max(0, graceUntil(c, heldUntil(hold))));
 }
 
 /** Whether no step function of the invocation runs any more, waiting up to the grace (and never past the slot's expiry). */
-async function bodiesStopped(hold: Hold, now: number, ttl: number): Promise<boolean> {
+async function bodiesStopped(c: EngineContext, hold: Hold): Promise<boolean> {
   if ((hold.bodiesInFlight?.() ?? 0) === 0) return true;
-  const grace = Math.min(SLOT_HANDOVER_GRACE_MS, (hold.slot?.expiresAt ?? now) - expiryMargin(ttl) - now);
+  const grace = graceUntil(c, hold.slot?.expiresAt ?? c.o.clock.now());
   if (grace <= 0 || !hold.bodiesSettled) return false;
   return (await hold.bodiesSettled(grace)) && (hold.bodiesInFlight?.() ?? 0) === 0;
+}
+
+/** The hand-over grace, cut short so that it ends the margin before `until` by our clock. */
+function graceUntil(c: EngineContext, until: number): number {
+  return Math.min(SLOT_HANDOVER_GRACE_MS, until - expiryMargin(c.ttl) - c.o.clock.now());
 }

@@ -9,7 +9,7 @@ import { Execution } from "./execution.ts";
 import { LeaseLostError } from "./errors.ts";
 import { serializeError } from "./error-codec.ts";
 import { type EngineContext, prepare } from "./engine-prepare.ts";
-import { abandon, end, settle } from "./engine-settle.ts";
+import { abandon, end, settle, wakeOnLapse } from "./engine-settle.ts";
 import { checkJournalLimits, DEFAULT_JOURNAL_LIMITS } from "./journal-limits.ts";
 import { Payloads } from "./payloads.ts";
 import { functionsStopped, giveUpSlot } from "./engine-slot.ts";
@@ -96,7 +96,7 @@ export class Engine {
         if (await functionsStopped(this.c, hold)) {
           await protocol.suspend(grant, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
         } else {
-          await this.o.wakes.schedule({ runId, at: grant.expiresAt, reason: "continue", key: "abandoned" }).catch(() => {});
+          await wakeOnLapse(this.c, grant).catch(() => {});
         }
       }
       throw err;

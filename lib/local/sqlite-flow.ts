@@ -5,6 +5,7 @@
  */
 import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
 import type { Database } from "./database.ts";
+import { ENDED_STATUSES } from "./sqlite-rows.ts";
 
 /** Flow control's statements, as the store's flow primitives need them. */
 export interface FlowStatements {
@@ -32,7 +33,7 @@ export function flowStatements(db: Database): FlowStatements {
   // Only a run that has not ended is queued (one that lost its lease long ago may come late).
   const insert = db.prepare<[{ scope: string; runId: string; at: number }]>(`
     INSERT INTO flow_queue (scope, run_id, at) SELECT @scope, @runId, @at
-    WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status IN ('completed', 'failed', 'cancelled'))
+    WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status IN ${ENDED_STATUSES})
     ON CONFLICT (scope, run_id) DO NOTHING`);
   const markLatest = db.prepare<[string, string, number]>(`
     INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)

@@ -1,6 +1,9 @@
 /** How runs and records look as rows of the SQLite file (schema: database.ts), and back. */
 import type { SerializedError } from "../core/errors.ts";
-import type { RunMeta, RunStatus, StoredRecord } from "../ports.ts";
+import { type RunMeta, type RunStatus, type StoredRecord, TERMINAL_STATUSES } from "../ports.ts";
+
+/** The statuses a run ends in, as an SQL list: `status IN ${ENDED_STATUSES}`. */
+export const ENDED_STATUSES = `(${[...TERMINAL_STATUSES].map((st) => `'${st}'`).join(", ")})`;
 
 export interface RunRow {
   run_id: string;

@@ -40,14 +40,14 @@ import { type Applied, type Granted, JournalStoreBase } from "../core/journal-ba
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
-import { fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord, toRecords } from "./sqlite-rows.ts";
+import { ENDED_STATUSES, fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord, toRecords } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 type Params = Record<string, string | number | null>;
 /** A record row as `selectRecords` returns it: key, body, late_for, and the key's and body's UTF-8 bytes. */
 type RecordCells = [string, string, string | null, number];
 
-const NOT_FINISHED = "status NOT IN ('completed', 'failed', 'cancelled')";
+const NOT_FINISHED = `status NOT IN ${ENDED_STATUSES}`;
 const DEFAULT_PAGE = 100;
 const DAY_MS = 86_400_000;
 
@@ -176,7 +176,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     // Retention. The run row goes last and only if still finished, inside one IMMEDIATE
     // transaction: a concurrent createRun of the same id waits for it and then starts afresh.
     const selectExpired = db.prepare<[number, number], { run_id: string; created_at: number; incarnation: number }>(`
-      SELECT run_id, created_at, incarnation FROM runs WHERE finished_at IS NOT NULL AND finished_at <= ? AND status IN ('completed', 'failed', 'cancelled')
+      SELECT run_id, created_at, incarnation FROM runs WHERE finished_at IS NOT NULL AND finished_at <= ? AND status IN ${ENDED_STATUSES}
       ORDER BY finished_at LIMIT ?`);
     const deleteRecords = db.prepare<[string]>("DELETE FROM records WHERE run_id = ?");
     const deleteWakes = db.prepare<[string]>("DELETE FROM wakes WHERE run_id = ?");
