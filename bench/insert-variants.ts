@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openLocalDatabase } from "../lib/local/database.ts";
-import { sampleRecordJson } from "./scenarios.ts";
+import { sampleRecordJson } from "./sample-record.ts";
 import { summarise } from "./stats.ts";
 
 const ROUNDS = Number(process.argv[2] ?? 12);
@@ -23,13 +23,15 @@ try {
   const raw = db.prepare<[string, string, string, null]>(`${insert} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
   const named = db.prepare<[{ j: string; k: string; b: string; l: null; p: string }]>(`${insert} VALUES (@j, @k, @b, @l) ON CONFLICT DO NOTHING ${probe} = @j AND key = @p) AS pb`);
   const positional = db.prepare<[string, string, string, null, string, string]>(`${insert} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING ${probe} = ? AND key = ?) AS pb`);
+  const exists = db.prepare<[string, string, string, null, string, string]>(`${insert} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING (SELECT 1 FROM records WHERE run_id = ? AND key = ?)`).raw();
   const bodies = Array.from({ length: N }, (_, i) => sampleRecordJson(i));
   const keys = Array.from({ length: N }, (_, i) => `step#${i === 0 ? "s" : `s#${i + 1}`}`);
   let seq = 0;
   const forms: Record<string, (run: string, i: number) => unknown> = {
     "raw INSERT, positional, .run()": (run, i) => raw.run(run, keys[i] ?? "", bodies[i] ?? "", null),
-    "the append, named parameters, .all() (used)": (run, i) => named.all({ j: run, k: keys[i] ?? "", b: bodies[i] ?? "", l: null, p: "cancel" }),
-    "the append, positional, .all()": (run, i) => positional.all(run, keys[i] ?? "", bodies[i] ?? "", null, run, "cancel"),
+    "body probe, named parameters, .all()": (run, i) => named.all({ j: run, k: keys[i] ?? "", b: bodies[i] ?? "", l: null, p: "cancel" }),
+    "body probe, positional, .all()": (run, i) => positional.all(run, keys[i] ?? "", bodies[i] ?? "", null, run, "cancel"),
+    "exists probe, positional, .raw().all() (used)": (run, i) => exists.all(run, keys[i] ?? "", bodies[i] ?? "", null, run, "cancel"),
   };
   const times: Record<string, number[]> = {};
   for (let round = -2; round < ROUNDS; round++) {
@@ -45,7 +47,7 @@ try {
   console.log(`${N.toLocaleString("en")} appends of the same records, ${ROUNDS} interleaved rounds (medians):`);
   for (const [name, values] of Object.entries(times)) {
     const m = summarise(values).median;
-    console.log(`  ${name.padEnd(40)} ${m.toFixed(1).padStart(6)} ms   ${(m / base).toFixed(2)}× the raw INSERT`);
+    console.log(`  ${name.padEnd(46)} ${m.toFixed(1).padStart(6)} ms   ${(m / base).toFixed(2)}× the raw INSERT`);
   }
   db.close();
 } finally {
