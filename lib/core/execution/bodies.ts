@@ -14,15 +14,15 @@ export class StepBodies {
   constructor(private readonly timers: Timers) {}
 
   /**
-   * Runs a user step function, counted until its promise settles. A function that returns
+   * Runs a user step function on `arg`, counted until its promise settles. A function that returns
    * without a promise is done when it returns: its value is handed back as it is (runAttempt's
    * fast path).
    */
-  run<T>(fn: () => Promise<T> | T): Promise<T> | T {
+  run<A, T>(fn: (arg: A) => Promise<T> | T, arg: A): Promise<T> | T {
     this.count++;
     let value: Promise<T> | T;
     try {
-      value = fn();
+      value = fn(arg);
     } catch (err) {
       this.done();
       throw err;

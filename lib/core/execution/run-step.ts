@@ -8,7 +8,7 @@
  */
 import type { StepRunContext, StepRunOptions } from "../definition.ts";
 import { parseDuration } from "../duration.ts";
-import { runAttempt } from "../attempt.ts";
+import { attemptNow, isThenable, runAttempt } from "../attempt.ts";
 import { serializeError } from "../error-codec.ts";
 import { CancelledError, StepInterruptedError, ValueTooLargeError } from "../errors.ts";
 import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "../json.ts";
@@ -110,9 +110,15 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
       // a journal write that fails aborts the invocation instead (see `write`).
       let value: T;
       try {
-        const body = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.bodies.run(() => fn(ctx)), attempt, timeoutMs, compensation ? undefined : core.cancellation.signal, core.timers);
+        const key = `${core.journalId}/${stepId}`;
+        const counted = (ctx: StepRunContext) => core.bodies.run(fn, ctx);
+        const cancel = compensation ? undefined : core.cancellation.signal;
         const around = o.aroundAttempt;
-        value = around ? await around({ runId: o.runId, workflow: o.workflow.name, stepId, attempt }, body) : await body();
+        // Without a hook, a function that returns without a promise is not awaited (attemptNow).
+        const got = around
+          ? around({ runId: o.runId, workflow: o.workflow.name, stepId, attempt }, () => runAttempt(key, stepId, counted, attempt, timeoutMs, cancel, core.timers))
+          : attemptNow(key, stepId, counted, attempt, timeoutMs, cancel, core.timers);
+        value = isThenable(got) ? await got : got;
         assertJsonSafe(value, `result of step "${stepId}"`);
         const size = jsonBytes(value);
         const limit = o.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
@@ -130,7 +136,8 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
         if (retryAt > o.now()) return core.retryAt(scope, stepId, retryAt);
         continue;
       }
-      const ref = await core.offload(value);
+      // No payload store: the result stays inline, without a turn of the microtask queue.
+      const ref = o.payloads ? await core.offload(value) : undefined;
       if (ref === null) return never(); // the payload store failed: the invocation is aborted
       const stored = ref === undefined ? { result: value } : { resultRef: ref };
       return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "ok", ...stored, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "completed", ordered, value);
@@ -147,7 +154,9 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
 async function deliver<T>(scope: Scope, body: Omit<Unstamped<RunStepRecord>, "seq">, written: () => void, outcome: "completed" | "failed", ordered: boolean, live?: T): Promise<T> {
   const core = scope.core;
   const seq = ordered ? scope.order.take(body.stepId) : undefined;
-  const withSeq: Unstamped<RunStepRecord> = seq === undefined ? body : { ...body, seq };
+  // The caller's fresh literal, its position added in place (a spread would copy it: see `stamp`).
+  const withSeq: Unstamped<RunStepRecord> = body;
+  if (seq !== undefined) withSeq.seq = seq;
   const { record } = await core.write<RunStepRecord>(withSeq, "fence", (err) => {
     if (body.status !== "ok" || !isTooLargeForStore(err)) return undefined;
     const size = jsonBytes(body.result);

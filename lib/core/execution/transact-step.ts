@@ -84,7 +84,7 @@ async function transactWithId<T>(scope: Scope, stepId: string, body: TransactBod
       let ops: TxOp[];
       try {
         const built = collectWrites(stepId);
-        const run = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.bodies.run(() => body(built.tx, ctx)), attempt, timeoutMs, core.cancellation.signal, core.timers);
+        const run = () => runAttempt(`${core.journalId}/${stepId}`, stepId, (ctx) => core.bodies.run((c) => body(built.tx, c), ctx), attempt, timeoutMs, core.cancellation.signal, core.timers);
         const around = o.aroundAttempt;
         value = around ? await around({ runId: o.runId, workflow: o.workflow.name, stepId, attempt }, run) : await run();
         built.seal();
