@@ -152,8 +152,10 @@ export class Engine {
       now: () => clock.now(),
       timers,
       append: (record) => {
-        const probe = clock.now() - lookedAt >= probeMs;
-        if (probe) lookedAt = clock.now();
+        if (probeMs === 0) return protocol.append(g, record, true);
+        const now = clock.now();
+        const probe = now - lookedAt >= probeMs;
+        if (probe) lookedAt = now;
         return protocol.append(g, record, probe);
       },
       transact: (record, ops) => protocol.transact(g, record, ops),
@@ -172,7 +174,8 @@ export class Engine {
         if (event.outcome === "replayed") hold.counts.replayed++;
         else if (event.outcome === "retrying") hold.counts.retries++;
         else if (event.kind === "run" && (event.outcome === "completed" || event.outcome === "failed")) hold.counts.executed++;
-        if (event.outcome !== "replayed") this.o.log?.({ ...event, event: "step" });
+        // The spread last: on Node 20 a property after a spread costs ~0.5 µs (see ExecutionCore.stamp).
+        if (event.outcome !== "replayed" && this.o.log) this.o.log({ event: "step", ...event });
       },
       onLog: ({ level, message, stepId, attributes }) => this.o.log?.({ ...attributes, event: "log", level, message, runId, ...(stepId === undefined ? {} : { stepId }) }),
       ...(this.o.hooks?.attempt ? { aroundAttempt: this.o.hooks.attempt } : {}),

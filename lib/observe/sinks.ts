@@ -21,7 +21,9 @@ export function entrySink(o: SinkOptions<LogEntry & { level: "info" | "warn" | "
   const lines = o.logger ? logEntriesTo(o.logger) : undefined;
   const metrics = o.metrics ? emfWriter(o.metrics) : undefined;
   return (entry) => {
-    const leveled = { ...entry, level: levelOf(entry) };
+    // Not `{ ...entry, level }`: on Node 20 a property after a spread costs ~0.5 µs (one entry per step).
+    const leveled = Object.assign({}, entry) as LeveledEntry & { level: "info" | "warn" | "error" };
+    leveled.level = levelOf(entry);
     o.log?.(leveled);
     lines?.(leveled);
     metrics?.(leveled);

@@ -156,7 +156,11 @@ export class ExecutionCore {
 
   /** A record as written: version, time, invocation, and pending `now()` marks. */
   stamp(body: Unstamped<JournalRecord>): JournalRecord {
-    const record = { ...body, v: JOURNAL_VERSION, at: this.o.now() } as JournalRecord;
+    // Not `{ ...body, v, at }`: on Node 20 (V8 11.3) properties added after a spread cost ~1 µs
+    // per record, most of a step's own time; a copy and assignments cost ~70 ns on every version.
+    const record = Object.assign({}, body) as JournalRecord;
+    record.v = JOURNAL_VERSION;
+    record.at = this.o.now();
     if (this.o.invocation !== undefined) record.inv = this.o.invocation;
     let marks: Record<string, number> | undefined;
     for (const take of this.pendingMarks) {

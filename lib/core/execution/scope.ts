@@ -38,8 +38,9 @@ export class Scope {
 
   /** The next id of `name` in this scope; it counts as reached (for replay checks and `step.log`). */
   nextId(name: string): string {
-    assertName("step", name);
-    const n = (this.counters.get(name) ?? 0) + 1;
+    const count = this.counters.get(name);
+    if (count === undefined) assertName("step", name); // a name seen before was checked then
+    const n = (count ?? 0) + 1;
     this.counters.set(name, n);
     const id = `${this.prefix}${n === 1 ? name : `${name}#${n}`}`;
     this.core.visited.add(id);
