@@ -8,7 +8,6 @@ import { fileURLToPath } from "node:url";
 import { Client } from "../lib/client.ts";
 import { Engine, type InvocationResult } from "../lib/core/engine.ts";
 import { JournalView } from "../lib/core/journal-view.ts";
-import { JOURNAL_VERSION } from "../lib/core/records.ts";
 import { createRegistry } from "../lib/core/registry.ts";
 import { createLocalRuntime } from "../lib/local/runtime.ts";
 import { openLocalDatabase } from "../lib/local/database.ts";
@@ -17,6 +16,7 @@ import { SqliteWakeTable } from "../lib/local/wake-table.ts";
 import { createTestRuntime } from "../lib/testing/runtime.ts";
 import { type JournalStore, systemClock } from "../lib/ports.ts";
 import { timed } from "./stats.ts";
+import { sampleRecordJson } from "./sample-record.ts";
 import { STEPS, benchWorkflows, sequential, sequentialThenSleep } from "./workflows.ts";
 
 let nextId = 0;
@@ -122,13 +122,6 @@ export async function parseOnly(store: JournalStore, id: string): Promise<number
   const journal = await store.loadJournal(id);
   if (!journal) throw new Error(`run ${id} is missing`);
   return timed(() => JournalView.parse(id, journal.records));
-}
-
-/** A step record as the engine writes it, serialised: the body the raw INSERT writes. */
-export function sampleRecordJson(i: number): string {
-  const stepId = i === 0 ? "s" : `s#${i + 1}`;
-  const now = Date.now();
-  return JSON.stringify({ type: "step", kind: "run", stepId, status: "ok", result: i, attempts: 1, startedAt: now, v: JOURNAL_VERSION, at: now });
 }
 
 /** 4. The floor: the store's own INSERT statement, one autocommit per row, same file settings. */
