@@ -43,7 +43,7 @@ export function durableBundling(overrides: BundlingOptions = {}): BundlingOption
     sourceMap: true,
     // The map without the sources' text: Node parses the map at every cold start (the function
     // runs with --enable-source-maps), and the text was 0.86 MiB of the order flow's 1.18 MiB map,
-    // ~7 ms of its cold import on Node 24 (docs/guides/performance.md), while mapping nothing:
+    // ~4 ms of its cold import on Node 24 (docs/guides/performance.md), while mapping nothing:
     // stack frames map to the same files, lines and names without it. Only the code excerpt Node
     // prints above an uncaught exception shows the bundle's line instead of the source's.
     sourcesContent: false,
