@@ -2,14 +2,22 @@
  * Cold start on Lambda, approximated here:
  *
  *   1. each example function's bundle (and order-flow's as a function without the webhook), built
- *      as the construct builds it (bundles.ts): minified size with the
- *      AWS SDK external, gzip size, and whose bytes they are (Waymark's, the example's, zod's);
- *   2. cold import: a fresh `node` process that imports the bundle, start to exit, as a ratio to
- *      a bare `node -e 0` measured in the same rounds (interleaved; medians of ROUNDS processes);
+ *      as the construct builds it (bundles.ts): minified size with the AWS SDK external, gzip
+ *      size, the source map's size, and whose bytes they are (Waymark's, the example's, zod's);
+ *   2. cold import: a fresh `node` process that imports the bundle, start to exit, with the
+ *      function's NODE_OPTIONS (the construct's `--enable-source-maps`: Node parses the map as it
+ *      loads the bundle), as a ratio to a bare `node -e 0` measured in the same rounds
+ *      (interleaved; medians of ROUNDS processes). Baselines in the same rounds: an empty ES
+ *      module (what importing any ES module costs), order-flow's own code with `waymark` stubbed
+ *      (so Waymark's share is the difference), and order-flow without `--enable-source-maps`;
  *   3. process start to the first wake handled: a fresh process imports the order-flow bundle
  *      and hands its handler one SQS wake for a run on DynamoDB Local (the run's first steps,
  *      then its 24 h approval timeout, a Scheduler schedule: so the SDK clients load on demand).
  *      EventBridge Scheduler has no local peer: a stand-in answers CreateSchedule with 200.
+ *
+ * The children run this process's Node unless WAYMARK_BENCH_NODE names another binary: Lambda
+ * runs the construct's DEFAULT_RUNTIME (Node 24), whose bare start is much faster than Node 20's,
+ * so the ratios differ by version (test/package/ci-cache.ts `nodeBinary` installs Node 22 and 24).
  *
  * Figures only, never assertions. Run: npm run bench (or node --conditions=waymark-source
  * --import tsx bench/cold-start.ts).
@@ -17,7 +25,7 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +39,7 @@ import { formatWakeMessage } from "../lib/aws/wake-message.ts";
 import { startDynamoDbLocal } from "../test/setup/dynamodb-local.ts";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../test/setup/local-aws.ts";
 import { createJournalTable } from "../test/setup/tables.ts";
+import { SOURCE_MAP_NODE_OPTIONS } from "../infra/bundling.ts";
 import { EXAMPLES, type FunctionBundle, bundleFunction } from "./bundles.ts";
 import { fmt, table } from "./stats.ts";
 
@@ -46,64 +55,92 @@ const median = (xs: number[]) => {
   return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
 };
 
+/** The Node the child processes run (see above). */
+const NODE = process.env.WAYMARK_BENCH_NODE ?? process.execPath;
+/** The environment of a child that starts as the function does: the construct's NODE_OPTIONS. */
+const FUNCTION_ENV: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: SOURCE_MAP_NODE_OPTIONS };
+
 /** Wall time of a child `node` process, spawn to exit, and what it printed. */
 function nodeProcess(args: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<{ ms: number; stdout: string }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { env, encoding: "utf8", timeout: 60_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
+    execFile(NODE, args, { env, encoding: "utf8", timeout: 60_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${args.join(" ")}: ${error.message}\n${stderr}`));
       else resolve({ ms: performance.now() - started, stdout });
     });
   });
 }
 
+/** The baseline row: order-flow's own code and packages, `waymark` replaced by a stub. */
+const STUBBED = "order-flow's own code, `waymark` stubbed";
+
+/** One kind of cold import measured in the rounds: a file, and the environment its process starts with. */
+interface ImportRow {
+  name: string;
+  file: string;
+  env: NodeJS.ProcessEnv;
+  bundle?: FunctionBundle;
+}
+
 async function main(): Promise<void> {
+  const version = (await nodeProcess(["-p", "process.version"])).stdout.trim();
   console.log("\nWaymark cold-start bench: the example functions' Lambda bundles (the construct's bundling options)");
-  console.log(`node ${process.version}, ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}; medians of ${ROUNDS} fresh processes, interleaved with bare node\n`);
+  console.log(`children on node ${version}, ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}; medians of ${ROUNDS} fresh processes, interleaved with bare node\n`);
   const bundles: FunctionBundle[] = [];
   for (const example of EXAMPLES) bundles.push(await bundleFunction(example.name, example.entry));
   // The same function as one that serves no webhook would be bundled (`webhook: false`).
   bundles.push(await bundleFunction("order-flow-no-webhook", "functions/order-flow.ts", { webhook: false }));
+  const order = bundles[0];
+  if (order?.name !== "order-flow") throw new Error("EXAMPLES starts with order-flow");
+  const withoutWaymark = await bundleFunction("order-flow-without-waymark", "functions/order-flow.ts", { withoutWaymark: true });
+  const emptyDir = join(import.meta.dirname, "../node_modules/.cache/waymark-bench/empty");
+  mkdirSync(emptyDir, { recursive: true });
+  writeFileSync(join(emptyDir, "index.mjs"), "");
+  const rows: ImportRow[] = [
+    ...bundles.map((b) => ({ name: b.name, file: b.file, env: FUNCTION_ENV, bundle: b })),
+    { name: "order-flow without --enable-source-maps", file: order.file, env: { ...process.env, NODE_OPTIONS: "" } },
+    { name: STUBBED, file: withoutWaymark.file, env: FUNCTION_ENV, bundle: withoutWaymark },
+    { name: "an empty ES module", file: join(emptyDir, "index.mjs"), env: FUNCTION_ENV },
+  ];
 
-  // Interleaved rounds: bare node, then each bundle's import, so load on the machine hits all alike.
+  // Interleaved rounds: bare node, then each import, so load on the machine hits all alike.
   const bare: number[] = [];
-  const imports = new Map<string, number[]>(bundles.map((b) => [b.name, []]));
+  const imports = new Map<string, number[]>(rows.map((r) => [r.name, []]));
   const importScript = "await import(process.argv[1])";
   for (let i = 0; i < ROUNDS + 2; i++) {
     const warm = i < 2; // the first rounds warm the file cache
     const b0 = await nodeProcess(["-e", "0"]);
     if (!warm) bare.push(b0.ms);
-    for (const b of bundles) {
-      const t = await nodeProcess(["--input-type=module", "-e", importScript, pathToFileURL(b.file).href]);
-      if (!warm) imports.get(b.name)?.push(t.ms);
+    for (const r of rows) {
+      const t = await nodeProcess(["--input-type=module", "-e", importScript, pathToFileURL(r.file).href], r.env);
+      if (!warm) imports.get(r.name)?.push(t.ms);
     }
   }
   const bareMs = median(bare);
-  const rows = bundles.map((b) => {
-    const ms = median(imports.get(b.name) ?? []);
+  const ms = (name: string) => median(imports.get(name) ?? []);
+  console.log(table(["function", "minified", "gzip", "source map", "waymark", "example code", "zod", "other", "cold import", "÷ bare node"], rows.map((r) => {
+    const b = r.bundle;
     return [
-      b.name,
-      `${kib(b.bytes)} KiB`,
-      `${kib(b.gzipBytes)} KiB`,
-      `${kib(b.share.waymark)} KiB`,
-      `${kib(b.share.example)} KiB`,
-      `${kib(b.share.zod)} KiB${b.share.zodLocales ? ` (locales ${kib(b.share.zodLocales)})` : ""}`,
-      `${kib(b.share.other)} KiB`,
-      `${fmt(ms)} ms`,
-      `${(ms / bareMs).toFixed(2)}x`,
+      r.name,
+      b ? `${kib(b.bytes)} KiB` : "",
+      b ? `${kib(b.gzipBytes)} KiB` : "",
+      b ? `${kib(b.mapBytes)} KiB` : "",
+      b ? `${kib(b.share.waymark)} KiB` : "",
+      b ? `${kib(b.share.example)} KiB` : "",
+      b ? `${kib(b.share.zod)} KiB${b.share.zodLocales ? ` (locales ${kib(b.share.zodLocales)})` : ""}` : "",
+      b ? `${kib(b.share.other)} KiB` : "",
+      `${fmt(ms(r.name))} ms`,
+      `${(ms(r.name) / bareMs).toFixed(2)}x`,
     ];
-  });
-  console.log(table(["function", "minified", "gzip", "waymark", "example code", "zod", "other", "cold import", "÷ bare node"], rows));
-  console.log(`bare \`node -e 0\`: ${fmt(bareMs)} ms (median). Import = process start to exit, bundle imported, nothing invoked.`);
-  const order = bundles.find((b) => b.name === "order-flow");
-  if (order) {
-    const ratio = median(imports.get("order-flow") ?? []) / bareMs;
-    const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
-    console.log(`order-flow targets: bundle ${kib(order.bytes)} KiB <= ${TARGETS.orderFlowKiB} (${verdict(order.bytes / 1024 <= TARGETS.orderFlowKiB)}), ` +
-      `Waymark's share ${kib(order.share.waymark)} KiB <= ${TARGETS.waymarkKiB} (${verdict(order.share.waymark / 1024 <= TARGETS.waymarkKiB)}), ` +
-      `cold import ${ratio.toFixed(2)}x <= ${TARGETS.importRatio}x (${verdict(ratio <= TARGETS.importRatio)})`);
-    await firstWake(order, bareMs);
-  }
+  })));
+  console.log(`bare \`node -e 0\`: ${fmt(bareMs)} ms (median). Import = process start to exit, bundle imported, nothing invoked; NODE_OPTIONS=${SOURCE_MAP_NODE_OPTIONS} as the construct sets it unless the row says otherwise.`);
+  const ratio = ms("order-flow") / bareMs;
+  const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
+  console.log(`Waymark's share of order-flow's cold import: ${fmt(ms("order-flow") - ms(STUBBED))} ms (the bundle minus its own code with \`waymark\` stubbed).`);
+  console.log(`order-flow targets: bundle ${kib(order.bytes)} KiB <= ${TARGETS.orderFlowKiB} (${verdict(order.bytes / 1024 <= TARGETS.orderFlowKiB)}), ` +
+    `Waymark's share ${kib(order.share.waymark)} KiB <= ${TARGETS.waymarkKiB} (${verdict(order.share.waymark / 1024 <= TARGETS.waymarkKiB)}), ` +
+    `cold import ${ratio.toFixed(2)}x <= ${TARGETS.importRatio}x (${verdict(ratio <= TARGETS.importRatio)})`);
+  await firstWake(order, bareMs);
 }
 
 /** Process start to the first wake handled, for the order-flow bundle on DynamoDB Local. */
@@ -135,6 +172,7 @@ async function firstWake(bundle: FunctionBundle, bareMs: number): Promise<void> 
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SCHEDULER: scheduler.endpoint,
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      NODE_OPTIONS: SOURCE_MAP_NODE_OPTIONS,
     };
     // The child reports performance.now() (ms since its own start) after the import and after the handler.
     const script = [

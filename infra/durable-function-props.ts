@@ -87,7 +87,8 @@ export interface DurableFunctionProps {
   /**
    * Bundling options, applied over the defaults in `bundling.ts` (`durableBundling()`): minified
    * ESM without esbuild's `keepNames` (set `keepNames: true` if your code reads
-   * `constructor.name`), the AWS SDK external, source maps.
+   * `constructor.name`), the AWS SDK external, a source map without the sources' text (the
+   * function runs with `--enable-source-maps`, which parses the map at every cold start).
    */
   readonly bundling?: BundlingOptions;
   /**

@@ -16,7 +16,7 @@ import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { CHILD_ENTRY_ALIAS, ENV, failoverTimings, SQS_MAX_DELAY_SECONDS } from "waymark/aws";
 import { ALARM_SETS, DurableAlarms } from "./alarms.ts";
-import { checkTracingPackage, durableBundling, trimDefines } from "./bundling.ts";
+import { checkTracingPackage, durableBundling, SOURCE_MAP_NODE_OPTIONS, trimDefines } from "./bundling.ts";
 import { DurableEngine, engineSettings } from "./engine.ts";
 import { acknowledgeFunctionFindings } from "./nag.ts";
 import { durableFunctionStatements, schedulerDeliveryRole } from "./permissions.ts";
@@ -146,7 +146,7 @@ export class DurableFunction extends Construct {
       bundling,
       environment: {
         ...this.runtimeEnvironment(timeout, webhook, props),
-        NODE_OPTIONS: "--enable-source-maps",
+        NODE_OPTIONS: SOURCE_MAP_NODE_OPTIONS,
         ...props.environment,
       },
       // A long run checkpoints and continues: it sends its own wake and Lambda receives it

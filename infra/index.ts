@@ -12,7 +12,7 @@ export { DurableFunction, DEFAULT_RUNTIME, type DurableFunctionProps } from "./d
 export { DurableEngine, type DurableEngineProps, type EngineMember } from "./engine.ts";
 export { WebhookSecret, SECRET_PARAMETER_ACTIONS, type WebhookSecretOption } from "./webhook-secret.ts";
 export { DurableAlarms, ALARM_SETS, type AlarmSet, type DurableAlarmsProps } from "./alarms.ts";
-export { checkTracingPackage, durableBundling, trimDefines, ESM_REQUIRE_BANNER, TRACING_PACKAGE, type TrimOptions } from "./bundling.ts";
+export { checkTracingPackage, durableBundling, trimDefines, ESM_REQUIRE_BANNER, SOURCE_MAP_NODE_OPTIONS, TRACING_PACKAGE, type TrimOptions } from "./bundling.ts";
 export { journalTable } from "./journal-table.ts";
 export { WakeQueues, MAX_MESSAGE_BYTES, type WakeQueuesProps } from "./wake-queues.ts";
 export {

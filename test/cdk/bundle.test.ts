@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ENV } from "waymark/aws";
-import { ESM_REQUIRE_BANNER } from "waymark/cdk";
+import { ESM_REQUIRE_BANNER, SOURCE_MAP_NODE_OPTIONS } from "waymark/cdk";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
 import { signRequest } from "../../lib/http/signing.ts";
 import { localDynamoClient, localSqsClient, uniqueName } from "../setup/clients.ts";
@@ -48,6 +48,24 @@ describe("the bundle", () => {
     expect(code.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
     expect(existsSync(`${bundle}.map`)).toBe(true);
     expect(code).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
+  });
+
+  it("has a source map that names the sources without carrying their text, which Node would parse at every cold start", () => {
+    const map = JSON.parse(readFileSync(`${bundle}.map`, "utf8")) as { sources: string[]; sourcesContent?: unknown };
+    expect(map.sources.some((s) => s.endsWith("lib/core/engine.ts"))).toBe(true);
+    expect(map.sourcesContent).toBeUndefined();
+    expect(env0.NODE_OPTIONS).toBe(SOURCE_MAP_NODE_OPTIONS);
+  });
+
+  it("maps a stack trace from the bundle to Waymark's sources under the template's NODE_OPTIONS", async () => {
+    // No configuration in the environment: the handler's first invocation throws from lib/aws/config.ts.
+    const script = "const m = await import(process.env.BUNDLE); try { await m.orderFlow({}, { getRemainingTimeInMillis: () => 1000 }); } catch (err) { console.log(err.stack); }";
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", NODE_OPTIONS: String(env0.NODE_OPTIONS), BUNDLE: pathToFileURL(bundle).href } }, (error, out, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out),
+      );
+    });
+    expect(stdout).toMatch(/\(.*lib\/aws\/config\.ts:\d+:\d+\)/);
   });
 
   it("imports nothing but Node built-ins and the AWS SDK v3 (left to the Lambda runtime); no SQLite", () => {
