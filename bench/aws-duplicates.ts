@@ -3,10 +3,11 @@
  * and the SQS emulator, every wake delivered 2–3 times, requests counted by an SDK middleware.
  *
  * Two workloads, each pass RUNS runs of 5 steps started through the client (`client.start`):
- * plain runs (one wake each), and the same with every other run sleeping 1 s after its second
- * step (a suspension and a second wake). A poll loop takes batches off the real wake queue and
- * hands each message to the handler, plus its copies by a fixed pattern (the run's index and the
- * wake's number within the run, mod 4):
+ * plain runs (one wake each), and the same with every other run sleeping 20 s after its second
+ * step (a suspension and a second wake; SQS delays are real on the emulator, so a pass takes
+ * that long). A poll loop takes batches off the real wake queue and
+ * hands each message to the handler, plus its copies by a fixed pattern (half the run's index,
+ * so that the sleeping runs get every pattern too, plus the wake's number within the run, mod 4):
  *
  *   0: 2 deliveries   the original, and a copy at the same moment in another container's batch
  *   1: 3 deliveries   the original, a concurrent copy, and a copy after the original was handled
@@ -55,7 +56,7 @@ const flow = durable({ name: "bench-dup-flow", input: z.object({ nap: z.boolean(
       executed.set(step.runId, (executed.get(step.runId) ?? 0) + 1);
       return i;
     });
-    if (nap && i === 1) await step.sleep("nap", "1s");
+    if (nap && i === 1) await step.sleep("nap", "20s");
   }
   return last;
 });
@@ -104,7 +105,7 @@ async function pass(e2e: E2e, tags: AsyncLocalStorage<Tag>, counts: Map<Tag, Cou
         const n = wakesOf.get(runId) ?? 0;
         wakesOf.set(runId, n + 1);
         if (!duplicates) continue;
-        const pattern = (Number(runId.split("-").pop()) + n) % 4;
+        const pattern = (Math.floor(Number(runId.split("-").pop()) / 2) + n) % 4;
         if (pattern !== 2) concurrent.push(m);
         if (pattern !== 0) later.push(m);
       }
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
       );
       const workloads = [
         { name: "5 steps", naps: false },
-        { name: "5 steps, every other run sleeping 1 s after its second", naps: true },
+        { name: "5 steps, every other run sleeping 20 s after its second", naps: true },
       ];
       const passes = workloads.map(() => ({ dup: [] as Pass[], once: [] as Pass[] }));
       for (const [w, { naps }] of workloads.entries()) await pass(e2e, tags, counts, `warm${w}`, true, naps);
