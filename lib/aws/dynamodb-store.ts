@@ -105,7 +105,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     this.onRunExpired = options.onRunExpired;
   }
 
-  /** A probe of the run id's partition, then a conditional put (dynamodb-create.ts). */
+  /** Creates the run if absent, else returns the existing run unchanged (`created: false`): one query of the run id's partition, then a conditional put (dynamodb-create.ts). */
   createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     return createRun(this.client, this.table, run);
   }

@@ -248,6 +248,27 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
     expect(await store.appendRecord(reused, { key: "step#a", body: "new" })).toEqual({ written: true });
   });
 
+  it("refuses a grant for a wake's time to a suspended run not due by then, with one request and nothing written", async () => {
+    const runId = await newRun("not-due", T);
+    const first = await store.acquireLease(runId, { owner: "o", now: T, ttlMs: 30_000 });
+    if (!first.acquired) throw new Error("no lease");
+    await store.releaseLease(runId, first.lease.token, { now: T + 10, wakeAt: T + 3_600_000, waitingFor: "sleep:nap" });
+    const before = await store.getRun(runId);
+    traffic.commands.length = 0;
+    // A duplicate of the start wake, delivered again while the run sleeps for an hour.
+    expect(await store.acquireLease(runId, { owner: "dup", now: T + 20, ttlMs: 30_000, dueBy: T + 20 })).toEqual({ acquired: false, reason: "not-due", run: before });
+    expect(traffic.commands).toEqual(["UpdateItemCommand"]);
+    expect(await store.getRun(runId)).toEqual(before);
+    // The sleep's own wake finds it due; so does any wake once the run was marked due.
+    const woken = await store.acquireLease(runId, { owner: "w", now: T + 3_600_000, ttlMs: 30_000, dueBy: T + 3_600_000 });
+    expect(woken).toMatchObject({ acquired: true, run: { status: "running", leaseToken: 2 } });
+    if (!woken.acquired) throw new Error("no lease");
+    await store.releaseLease(runId, woken.lease.token, { now: T + 3_600_010, waitingFor: "signal:go" }); // no wakeAt: a signal only
+    expect(await store.acquireLease(runId, { owner: "x", now: T + 3_600_020, ttlMs: 30_000, dueBy: T + 3_600_020 })).toMatchObject({ acquired: false, reason: "not-due" });
+    await store.markDue(runId, T + 3_600_030);
+    expect(await store.acquireLease(runId, { owner: "y", now: T + 3_600_040, ttlMs: 30_000, dueBy: T + 3_600_040 })).toMatchObject({ acquired: true });
+  });
+
   it("marks a leased run due on release with one UpdateItem when told of its lease, two when not", async () => {
     const runId = await newRun("due-on-release", T);
     const granted = await store.acquireLease(runId, { owner: "o", now: T, ttlMs: 30_000 });
