@@ -113,11 +113,11 @@ export type AppendResult = ({ written: true } | { written: false; existing: Stor
 
 /**
  * What asking for a run's lease answers: the lease and the run, or why not (no such run, finished,
- * held).
+ * held, or — asked with `dueBy` — suspended and not due by then).
  */
 export type AcquireResult =
   | { acquired: true; lease: Lease; run: RunMeta }
-  | { acquired: false; reason: "missing" | "finished" | "held"; run?: RunMeta };
+  | { acquired: false; reason: "missing" | "finished" | "held" | "not-due"; run?: RunMeta };
 
 /** A request for a run's lease: who asks, when, and for how long. */
 export interface AcquireRequest {
@@ -126,6 +126,17 @@ export interface AcquireRequest {
   ttlMs: number;
   /** Take the lease even if unexpired, provided its token is still this one (a dead owner's). */
   ifToken?: number;
+  /**
+   * Grant a `suspended` run only if it is due by this time (its `wakeAt` at or before it); else
+   * refuse it as `not-due`, writing nothing. A wake that finds its run waiting for something
+   * later (a duplicate of a wake already handled, a stale wake of an earlier wait) is answered so
+   * in one conditional write, instead of an invocation that loads, replays and suspends the run
+   * again. Whoever makes a suspended run due marks it so before waking it (`markDue`), so a wake
+   * meant for the run finds it due. Pending, queued and running runs are not affected. A store
+   * may ignore it and grant as without it (the local SQLite store does; only the SQS transport
+   * asks).
+   */
+  dueBy?: number;
 }
 
 /** What a released run looks like until its next invocation. */

@@ -184,41 +184,21 @@ async function deleteIfOld(client: DynamoDBClient, tableName: string, item: Item
   }
 }
 
+/** A new run created at `createdAt` (epoch ms): records written before this (epoch s) are an earlier life's. */
+export function leftoverCutoffS(createdAt: number): number {
+  return Math.floor((createdAt - REUSE_MARGIN_MS) / 1000);
+}
+
 /**
- * Deletes records that a run id's previous life left behind (its meta item expired; the new
- * one overwrites it), through `deleteRunRecords`: an expired meta item still
- * there says which incarnations to sweep; without one, a probe of the first partition for a
- * record written a minute or more before this run started decides whether there is anything to
- * do — a child's own parent record, written just before its run, is not (a child's start costs
- * this one query, not a sweep). Each delete is conditional on the same age, so a concurrent
- * creator's fresh records are never hit.
+ * Deletes the records a run id's previous life left behind, before a new run of the id is
+ * created (`dynamodb-create.ts` found them, or found the previous life's expired meta item,
+ * which the new one overwrites), through `deleteRunRecords`: the expired meta item, when there
+ * is one, says which incarnations to sweep. Each delete is conditional on the record having been
+ * written a minute or more before the new run, so a concurrent creator's fresh records (and a
+ * child's own parent record, written just before its run) are never hit.
  */
 export async function sweepLeftovers(client: DynamoDBClient, tableName: string, runId: string, createdAt: number, expired: Item | undefined): Promise<void> {
   const old = expired && expiredRunOf(expired);
   // Everything written up to a minute before this run started is the previous life's.
-  const expiresAt = Math.floor((createdAt - REUSE_MARGIN_MS) / 1000);
-  if (!old && !(await hasRecordBefore(client, tableName, runId, expiresAt * 1_000_000))) return;
-  await deleteRunRecords(client, tableName, { runId, createdAt: old?.createdAt ?? 0, expiresAt, incarnation: old?.incarnation ?? 1 });
-}
-
-/** Whether the run id's first partition holds a record written before `cutoffUs` (what `deleteIfOld` would delete). */
-async function hasRecordBefore(client: DynamoDBClient, tableName: string, runId: string, cutoffUs: number): Promise<boolean> {
-  const { QueryCommand } = await dynamodbSdk();
-  let start: Item | undefined;
-  do {
-    const page = await retryConflicts(() => client.send(new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: "pk = :pk",
-      // Not the meta item (a filter cannot name the sort key; only the meta item has a status).
-      FilterExpression: "attribute_not_exists(#st) AND (attribute_not_exists(#w) OR #w < :cutoff)",
-      ExpressionAttributeNames: { "#st": ATTR.status, "#w": ATTR.writtenAt },
-      ExpressionAttributeValues: { ":pk": s(pkOf(runId)), ":cutoff": n(cutoffUs) },
-      ProjectionExpression: "sk",
-      ConsistentRead: true,
-      ExclusiveStartKey: start,
-    })));
-    if ((page.Count ?? page.Items?.length ?? 0) > 0) return true;
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
-  return false;
+  await deleteRunRecords(client, tableName, { runId, createdAt: old?.createdAt ?? 0, expiresAt: leftoverCutoffS(createdAt), incarnation: old?.incarnation ?? 1 });
 }

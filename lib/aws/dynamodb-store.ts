@@ -3,8 +3,8 @@
  *
  * Every rule of the contract is one conditional request, and the hot path has no transaction:
  *
- *   createRun      PutItem  if absent (or its TTL passed)      after a read and a one-item probe
- *                                                              (starting a run is not a hot path)
+ *   createRun      PutItem  if absent (or its TTL passed)      after one Query of the partition: the
+ *                                                              meta item, and any earlier life's records
  *   appendRecord   PutItem  if attribute_not_exists(pk)       the loser gets the winner's record
  *                                                              back in the same response (ALL_OLD)
  *   acquireLease   UpdateItem on meta  if not finished AND (no lease OR lease expired OR
@@ -24,7 +24,7 @@
  * it for free, and the stream handler (`retention-stream.ts`) deletes the run's other items
  * through {@link DynamoJournalStore.purgeRun}. `purgeExpired` does both without TTL (see
  * `dynamodb-retention.ts`). If a run id is reused before the stream caught up, `createRun`
- * sweeps the predecessor's records before it writes the new meta item (`sweepLeftovers`).
+ * sweeps the predecessor's records before it writes the new meta item (`dynamodb-create.ts`).
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
@@ -51,7 +51,7 @@ import type { TxOp } from "../core/transact/ops.ts";
 import { transactRecord } from "./dynamodb-transact.ts";
 import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { TERMINAL_STATUSES as TERMINAL } from "../ports.ts";
-import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, n, newMetaItem, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
+import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
 import { acquireUpdate, continueUpdate, finishUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
@@ -59,10 +59,10 @@ import { markDue, releaseMarked } from "./dynamodb-due.ts";
 import { sameBody } from "../core/retried-writes.ts";
 import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
-import { TTL_ATTRIBUTE } from "./table-definition.ts";
 import * as flow from "./dynamodb-flow.ts";
 import { loadJournal } from "./dynamodb-journal.ts";
-import { deleteExpiredMeta, deleteRunRecords, findExpiredRuns, sweepLeftovers, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
+import { deleteExpiredMeta, deleteRunRecords, findExpiredRuns, type ExpiredRun, type ExpiredRunHook } from "./dynamodb-retention.ts";
+import { createRun } from "./dynamodb-create.ts";
 
 /** Options of `DynamoJournalStore`: the client, the table, retention, and the hook run before an expired run's records go. */
 export interface DynamoJournalStoreOptions {
@@ -105,42 +105,9 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     this.onRunExpired = options.onRunExpired;
   }
 
-  async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
-    const { GetItemCommand, PutItemCommand } = await dynamodbSdk();
-    const existing = await retryConflicts(() => this.client.send(new GetItemCommand({ TableName: this.table, Key: metaKey(run.runId), ConsistentRead: true })));
-    const nowS = Math.floor(run.createdAt / 1000);
-    if (existing.Item && !isExpired(existing.Item, nowS)) return { created: false, run: decodeMeta(existing.Item) };
-    await sweepLeftovers(this.client, this.table, run.runId, run.createdAt, existing.Item);
-
-    const meta: RunMeta = {
-      runId: run.runId,
-      workflow: run.workflow,
-      input: run.input,
-      status: "pending",
-      createdAt: run.createdAt,
-      updatedAt: run.createdAt,
-      wakeAt: run.createdAt,
-      leaseToken: 0,
-      invocations: 0,
-    };
-    const item = newMetaItem(meta);
-    const size = itemSize(item);
-    if (size > DYNAMODB_ITEM_LIMIT_BYTES) throw new RecordTooLargeError(run.runId, META_SK, size);
-    try {
-      await retryConflicts(() => this.client.send(new PutItemCommand({
-        TableName: this.table,
-        Item: item,
-        ConditionExpression: "attribute_not_exists(pk) OR #ttl <= :nowS",
-        ExpressionAttributeNames: { "#ttl": TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ":nowS": n(nowS) },
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-      })));
-    } catch (err) {
-      // A concurrent start of the same run id won.
-      if (conditionFailed(err) && err.Item) return { created: false, run: decodeMeta(err.Item) };
-      throw this.tooLarge(err, run.runId, META_SK, size);
-    }
-    return { created: true, run: decodeMeta(item) };
+  /** Creates the run if absent, else returns the existing run unchanged (`created: false`): one query of the run id's partition, then a conditional put (dynamodb-create.ts). */
+  createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
+    return createRun(this.client, this.table, run);
   }
 
   async getRun(runId: string): Promise<RunMeta | undefined> {
@@ -362,7 +329,3 @@ function metaKey(runId: string): Item {
   return { pk: s(pkOf(runId)), sk: s(META_SK) };
 }
 
-function isExpired(item: Item, nowS: number): boolean {
-  const ttl = item[TTL_ATTRIBUTE]?.N;
-  return ttl !== undefined && Number(ttl) <= nowS;
-}

@@ -14,7 +14,7 @@ export interface MetaUpdate {
   condition: string;
 }
 
-/** Grant: the run exists, is not finished, and its lease is free, expired, or `ifToken`'s. */
+/** Grant: the run exists, is not finished, its lease is free, expired, or `ifToken`'s, and (with `dueBy`) it is not suspended until later. */
 export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
   const expiresAt = req.now + req.ttlMs;
   const u = new UpdateBuilder()
@@ -30,7 +30,9 @@ export function acquireUpdate(runId: string, req: AcquireRequest): MetaUpdate {
   // A lease holds only while expiresAt > now.
   const free = [`attribute_not_exists(${u.name(ATTR.leaseOwner)})`, `${u.name(ATTR.leaseExpiresAt)} <= ${u.value("c_now", n(req.now))}`];
   if (req.ifToken !== undefined) free.push(`${u.name(ATTR.leaseToken)} = ${u.value("c_ifToken", n(req.ifToken))}`);
-  return { update: u, condition: `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})` };
+  // Asked for a wake's time: a suspended run only if due by then (a missing wakeAt compares false).
+  const due = req.dueBy === undefined ? "" : ` AND (${u.name(ATTR.status)} <> ${u.value("c_suspended", s("suspended"))} OR ${u.name(ATTR.wakeAt)} <= ${u.value("c_dueBy", n(req.dueBy))})`;
+  return { update: u, condition: `attribute_exists(pk) AND ${u.notFinished()} AND (${free.join(" OR ")})${due}` };
 }
 
 /**

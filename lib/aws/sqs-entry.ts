@@ -12,7 +12,9 @@ import { DEFAULT_DEADLINE_MARGIN_MS } from "./config.ts";
  * Handles a batch of wakes. A wake that arrives early (Scheduler fires within its minute) is
  * sent back with the remaining delay; duplicates of a run within the batch are acknowledged
  * (one invocation does the work); a run whose lease another invocation holds is acknowledged
- * too (the owner finishes it, and the watchdog covers an owner that dies).
+ * too (the owner finishes it, and the watchdog covers an owner that dies), and so is a wake
+ * that finds its run suspended and not due by the wake's time (`not-due`: a duplicate of a wake
+ * already handled, or a stale one; the run's own wake is still to come). Each costs one request.
  */
 export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: LambdaContext): Promise<SqsBatchResponse> {
   const failures: Array<{ itemIdentifier: string }> = [];
@@ -59,6 +61,8 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
           // The first new step always runs, so a short timeout still makes progress.
           shouldYield: () => started++ > 0 && context.getRemainingTimeInMillis() < margin,
           deadline,
+          // A suspended run not due by the wake's time is not invoked (a duplicate or a stale wake).
+          wakeAt: wake.at,
           ...(wake.traceparent ? { traceparent: wake.traceparent } : {}),
         });
         rt.log({

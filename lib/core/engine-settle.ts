@@ -158,13 +158,19 @@ async function suspend(c: EngineContext, g: Grant, blockers: Blocker[], executio
   const ok = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
   if (!ok) return { status: "lost-lease" };
 
-  if (signalled || (waits.length > 0 && (await protocol.signalArrived(g, waits)))) {
+  // Released due now, or found since: marked due first (its deliverer's mark may not have landed,
+  // or was made by a clock ahead of ours), so that the wake finds it due (run/leases.ts, `grant`).
+  if (signalled) {
     await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "signal", key: "signal" });
+    return { status: "suspended", wakeAt: clock.now(), waitingFor };
+  }
+  if (waits.length > 0 && (await protocol.signalArrived(g, waits))) {
+    await protocol.wakeNow(g.runId, "signal", "signal");
     return { status: "suspended", wakeAt: clock.now(), waitingFor };
   }
   // A cancellation requested while we held the lease found the run busy: wake it for that now.
   if (!execution.knowsCancel && (await protocol.cancelRequested(g).catch(() => undefined)) !== undefined) {
-    await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "cancel", key: "cancel" });
+    await protocol.wakeNow(g.runId, "cancel", "cancel");
     return { status: "suspended", wakeAt: clock.now(), waitingFor };
   }
   if (first) await wakes.schedule({ runId: g.runId, at: first.wakeAt, reason: first.reason, key: first.key });

@@ -18,6 +18,12 @@ export type InvocationResult =
   | { status: "suspended"; wakeAt: number | undefined; waitingFor: string }
   /** Another invocation holds the lease; it will finish the work. */
   | { status: "busy" }
+  /**
+   * The wake came for a suspended run that is not due (`InvokeOptions.wakeAt`): a duplicate, or a
+   * stale wake of an earlier wait. Nothing was done; the run's own wake comes at `wakeAt` (or a
+   * signal's, when it has none).
+   */
+  | { status: "not-due"; wakeAt: number | undefined }
   | { status: "missing" }
   /** The run had already finished; nothing to do. */
   | { status: "finished" }
@@ -119,5 +125,12 @@ export interface InvokeOptions {
   onStep?: (event: StepEvent) => void;
   /** W3C `traceparent` of what caused this invocation (a wake's), for the invocation hook. */
   traceparent?: string;
+  /**
+   * The time the wake that causes this invocation was meant for (its `at`). Given, a suspended run
+   * that is due neither by then nor by now is not invoked: `not-due`, one conditional write and
+   * nothing changed (run/leases.ts). The SQS transport gives it; a duplicate delivery of a wake
+   * already handled then costs one request, not an invocation that replays and re-suspends.
+   */
+  wakeAt?: number;
 }
 

@@ -62,8 +62,11 @@ export class Engine {
     const clock = this.o.clock;
     // 1. The lease. Owners are unique per invocation, so a retried grant recognises itself.
     const owner = `${this.o.owner}:${this.instance}.${(++this.invocationSeq).toString(36)}`;
-    const grant = await protocol.grant(runId, owner, ttl, options.mayBreak);
-    if ("refused" in grant) return { status: grant.refused === "held" ? "busy" : grant.refused };
+    const grant = await protocol.grant(runId, owner, ttl, options.mayBreak, options.wakeAt);
+    if ("refused" in grant) {
+      if (grant.refused === "not-due") return { status: "not-due", wakeAt: grant.run?.wakeAt };
+      return { status: grant.refused === "held" ? "busy" : grant.refused };
+    }
     const hold: Hold = { grant, lost: false, abandoned: false, counts: { executed: 0, replayed: 0, retries: 0 } };
     const started = clock.now();
     const heartbeat = protocol.heartbeat(timers, ttl, hold);

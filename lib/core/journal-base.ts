@@ -81,7 +81,8 @@ export abstract class JournalStoreBase implements JournalStore {
     if (!run) return { acquired: false, reason: "missing" };
     // A retried grant whose first attempt was applied (its answer lost): the same answer again.
     if (isOwnGrant(run, req.owner) && run.lease) return { acquired: true, lease: run.lease, run };
-    return { acquired: false, reason: TERMINAL_STATUSES.has(run.status) ? "finished" : "held", run };
+    if (TERMINAL_STATUSES.has(run.status)) return { acquired: false, reason: "finished", run };
+    return { acquired: false, reason: notDue(run, req.dueBy) ? "not-due" : "held", run };
   }
 
   async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
@@ -128,6 +129,11 @@ export function meetsExpectation(run: RunMeta, update: FinishUpdate): boolean {
   if (TERMINAL_STATUSES.has(run.status)) return false;
   if ("token" in update.expect) return run.lease?.token === update.expect.token;
   return run.lease === undefined && run.invocations === 0;
+}
+
+/** Whether a grant asked with `dueBy` is refused for that alone: the run is suspended and not due by then. */
+export function notDue(run: RunMeta, dueBy: number | undefined): boolean {
+  return dueBy !== undefined && run.status === "suspended" && !(run.wakeAt !== undefined && run.wakeAt <= dueBy);
 }
 
 /** The earlier of two optional times (a release's wake time and the run's `dueOnRelease`). */

@@ -32,7 +32,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
-import { type Applied, type Granted, earliest, JournalStoreBase, meetsExpectation } from "../core/journal-base.ts";
+import { type Applied, type Granted, earliest, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
@@ -116,6 +116,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     if (!meta || TERMINAL_STATUSES.has(meta.status)) return this.refused(runId);
     const held = meta.lease !== undefined && meta.lease.expiresAt > req.now;
     if (held && (req.ifToken === undefined || req.ifToken !== meta.lease?.token)) return this.refused(runId);
+    if (notDue(meta, req.dueBy)) return this.refused(runId);
     const token = meta.leaseToken + 1;
     const expiresAt = req.now + req.ttlMs;
     meta.lease = { owner: req.owner, token, expiresAt };

@@ -1,7 +1,8 @@
 /**
  * At-least-once delivery on the AWS runtime: every wake delivered twice (inside one batch, and
- * again in a later batch), and two Lambda containers invoked with the same wake at the same
- * moment. Every step body runs once (counted per idempotency key), every run completes.
+ * again in a later batch), two Lambda containers invoked with the same wake at the same moment,
+ * and a wake delivered again once its run has gone to sleep. Every step body runs once (counted
+ * per idempotency key), every run completes.
  */
 import { DeleteMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -74,5 +75,36 @@ describe("two invocations of one run at the same moment", () => {
       expect(e2e.ledger.counts(runId).size).toBe(5);
     }
     expect(e2e.ledger.repeated(), "keys executed more than once").toEqual([]);
+  });
+});
+
+describe("a wake delivered again after its run went to sleep", () => {
+  freshHarness();
+  it("is refused as not due with one DynamoDB request: the run is not invoked, nothing is written or scheduled", async () => {
+    const runId = "dup-sleeper";
+    await e2e.client.start("nap-flow", { runId, input: { nap: "20m" } });
+    const [start] = await e2e.receive("queue");
+    if (!start) throw new Error("no start wake");
+    const event = { Records: [{ messageId: start.MessageId ?? "", body: start.Body ?? "", eventSource: "aws:sqs", attributes: { ApproximateReceiveCount: "1" } }] };
+    expect(await e2e.handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    const asleep = await e2e.run(runId);
+    expect(asleep).toMatchObject({ status: "suspended", waitingFor: "sleep:nap" });
+    const [sent, schedules] = [e2e.sent.length, e2e.scheduler.calls.length];
+
+    // The same start wake again (SQS redelivers it, or sent it twice): one conditional write, refused.
+    const requests: string[] = [];
+    e2e.clients.dynamodb.middlewareStack.add((next, context) => async (args) => (requests.push(String(context.commandName)), next(args)), { step: "initialize", name: "countDuplicate" });
+    expect(await e2e.handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    e2e.clients.dynamodb.middlewareStack.remove("countDuplicate");
+    expect(requests).toEqual(["UpdateItemCommand"]);
+    expect(e2e.lines("wake", runId).map((l) => l.outcome)).toEqual(["suspended", "not-due"]);
+    expect(await e2e.run(runId)).toEqual(asleep);
+    expect([e2e.sent.length, e2e.scheduler.calls.length]).toEqual([sent, schedules]);
+
+    // The sleep's own wake still runs it to the end.
+    await e2e.advance(21 * 60_000);
+    await e2e.mapping().runUntil(e2e.finished([runId]), { what: "the sleeper to complete" });
+    expect((await e2e.run(runId)).status).toBe("completed");
+    expect([...e2e.ledger.counts(runId)]).toEqual([[`${runId}/before`, 1], [`${runId}/after`, 1]]);
   });
 });

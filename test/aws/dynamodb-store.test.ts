@@ -199,23 +199,23 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
     expect(await store.loadJournal(runId)).toEqual({ run: again.run, records: [] });
   });
 
-  it("a fresh run costs one read, one probe and one put; an existing one a single read", async () => {
+  it("a fresh run costs one probe of its partition and one put; an existing one the probe alone, which finds its meta item", async () => {
     const runId = runIdOf("create-cost");
     traffic.commands.length = 0;
     await store.createRun({ runId, workflow: "flow", input: 1, createdAt: T });
-    expect(traffic.commands).toEqual(["GetItemCommand", "QueryCommand", "PutItemCommand"]);
+    expect(traffic.commands).toEqual(["QueryCommand", "PutItemCommand"]);
     traffic.commands.length = 0;
-    expect((await store.createRun({ runId, workflow: "flow", input: 1, createdAt: T })).created).toBe(false);
-    expect(traffic.commands).toEqual(["GetItemCommand"]);
+    expect(await store.createRun({ runId, workflow: "flow", input: 1, createdAt: T + 5 })).toMatchObject({ created: false, run: { runId, input: 1, createdAt: T } });
+    expect(traffic.commands).toEqual(["QueryCommand"]);
   });
 
-  it("a child's fresh run (its parent record written first) costs the same three requests; records of an earlier life are still swept", async () => {
+  it("a child's fresh run (its parent record written first) costs the same two requests; records of an earlier life are still swept", async () => {
     // The parent record precedes the child's run (run/children.ts): it is this life's, not a leftover.
     const child = runIdOf("fresh-child");
     await store.appendRecord(child, { key: "parent", body: { v: 1, at: T, type: "parent", runId: "p", waitId: "child" } });
     traffic.commands.length = 0;
     expect((await store.createRun({ runId: child, workflow: "flow", input: 1, createdAt: T })).created).toBe(true);
-    expect(traffic.commands).toEqual(["GetItemCommand", "QueryCommand", "PutItemCommand"]);
+    expect(traffic.commands).toEqual(["QueryCommand", "PutItemCommand"]);
     expect((await store.loadJournal(child))?.records.map((r) => r.key)).toEqual(["parent"]);
 
     // No meta item, and a record written more than a minute before the new run: an earlier life's, swept.
@@ -224,6 +224,49 @@ describe("DynamoJournalStore on DynamoDB Local", () => {
     const later = Date.now() + 8 * 86_400_000;
     expect((await store.createRun({ runId: reused, workflow: "flow", input: 2, createdAt: later })).created).toBe(true);
     expect((await store.loadJournal(reused))?.records).toEqual([]);
+  });
+
+  it("a repeated start finds the live run past a page of older records, and sweeps none of them", async () => {
+    const runId = await newRun("many-before-meta", T);
+    // 120 keys that sort before "meta": the probe's first page (100 items) ends before the meta item.
+    await Promise.all(Array.from({ length: 120 }, (_, i) => store.appendRecord(runId, { key: `attempt#s#${i}`, body: i })));
+    await store.appendRecord(runId, { key: "step#s", body: "done" });
+    traffic.commands.length = 0;
+    // Its records are older than a minute before this start: they are the live run's, not leftovers.
+    const again = await store.createRun({ runId, workflow: "flow", input: { label: "many-before-meta" }, createdAt: Date.now() + 8 * 86_400_000 });
+    expect(again).toMatchObject({ created: false, run: { runId, createdAt: T } });
+    expect(traffic.commands).toEqual(["QueryCommand", "QueryCommand"]);
+    expect((await store.loadJournal(runId))?.records).toHaveLength(121);
+  });
+
+  it("sweeps an earlier life's records on both sides of the meta item's key when no meta item is left", async () => {
+    const reused = runIdOf("leftovers-both-sides");
+    for (const key of ["attempt#a#1", "cancel", "parent", "step#a", "signal#s"]) await store.appendRecord(reused, { key, body: key });
+    const later = Date.now() + 8 * 86_400_000;
+    expect((await store.createRun({ runId: reused, workflow: "flow", input: 2, createdAt: later })).created).toBe(true);
+    expect((await store.loadJournal(reused))?.records).toEqual([]);
+    expect(await store.appendRecord(reused, { key: "step#a", body: "new" })).toEqual({ written: true });
+  });
+
+  it("refuses a grant for a wake's time to a suspended run not due by then, with one request and nothing written", async () => {
+    const runId = await newRun("not-due", T);
+    const first = await store.acquireLease(runId, { owner: "o", now: T, ttlMs: 30_000 });
+    if (!first.acquired) throw new Error("no lease");
+    await store.releaseLease(runId, first.lease.token, { now: T + 10, wakeAt: T + 3_600_000, waitingFor: "sleep:nap" });
+    const before = await store.getRun(runId);
+    traffic.commands.length = 0;
+    // A duplicate of the start wake, delivered again while the run sleeps for an hour.
+    expect(await store.acquireLease(runId, { owner: "dup", now: T + 20, ttlMs: 30_000, dueBy: T + 20 })).toEqual({ acquired: false, reason: "not-due", run: before });
+    expect(traffic.commands).toEqual(["UpdateItemCommand"]);
+    expect(await store.getRun(runId)).toEqual(before);
+    // The sleep's own wake finds it due; so does any wake once the run was marked due.
+    const woken = await store.acquireLease(runId, { owner: "w", now: T + 3_600_000, ttlMs: 30_000, dueBy: T + 3_600_000 });
+    expect(woken).toMatchObject({ acquired: true, run: { status: "running", leaseToken: 2 } });
+    if (!woken.acquired) throw new Error("no lease");
+    await store.releaseLease(runId, woken.lease.token, { now: T + 3_600_010, waitingFor: "signal:go" }); // no wakeAt: a signal only
+    expect(await store.acquireLease(runId, { owner: "x", now: T + 3_600_020, ttlMs: 30_000, dueBy: T + 3_600_020 })).toMatchObject({ acquired: false, reason: "not-due" });
+    await store.markDue(runId, T + 3_600_030);
+    expect(await store.acquireLease(runId, { owner: "y", now: T + 3_600_040, ttlMs: 30_000, dueBy: T + 3_600_040 })).toMatchObject({ acquired: true });
   });
 
   it("marks a leased run due on release with one UpdateItem when told of its lease, two when not", async () => {

@@ -21,6 +21,12 @@ export interface StoreHarness {
   close?: () => Promise<void>;
 }
 
+/** What a store does beyond what every store must. */
+export interface StoreFeatures {
+  /** A grant asked with `dueBy` refuses a suspended run not due by then (`not-due`); a store that ignores it grants. */
+  refusesNotDue?: boolean;
+}
+
 /**
  * Declares `JournalStore contract: <name>`. `make` is called once for the whole suite.
  *
@@ -29,7 +35,7 @@ export interface StoreHarness {
  * journalStoreContract("memory", async () => ({ store: new MemoryJournalStore() }));
  * ```
  */
-export function journalStoreContract(name: string, make: () => Promise<StoreHarness>): void {
+export function journalStoreContract(name: string, make: () => Promise<StoreHarness>, features: StoreFeatures = {}): void {
   describe(`JournalStore contract: ${name}`, () => {
     let harness: StoreHarness | undefined;
     beforeAll(async () => {
@@ -44,7 +50,7 @@ export function journalStoreContract(name: string, make: () => Promise<StoreHarn
     };
 
     describe("runs and records", () => runAndRecordTests(store));
-    describe("leases", () => leaseTests(store));
+    describe("leases", () => leaseTests(store, features));
     describe("listing", () => listingTests(store));
     describe("concurrency", () => concurrencyTests(store));
     describe("retries after a lost response", () => retryTests(store));

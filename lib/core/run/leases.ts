@@ -22,16 +22,30 @@ export interface Grant {
   run: RunMeta;
 }
 
-export type Refusal = { refused: "missing" | "finished" | "held"; run?: RunMeta };
+export type Refusal = { refused: "missing" | "finished" | "held" | "not-due"; run?: RunMeta };
+
+/**
+ * How early, at most, a wake may come for a suspended run and still be granted: what a wake's
+ * time and the run's due time may differ by without either being wrong. A run released after a
+ * fault is due 5 s later (engine.ts), and the wake that faulted may come back sooner (a short
+ * visibility timeout); clocks of the writers that made the run due may run a little ahead.
+ */
+export const DUE_MARGIN_MS = 10_000;
 
 /**
  * Takes the run's lease: free or expired, or — if `mayBreak` says its holder is dead — that
  * holder's, by its token. A grant whose answer was lost is recognised by reading the run.
+ *
+ * `wakeAt`: the time of the wake this grant answers. A suspended run that is due neither by then
+ * nor by now (with `DUE_MARGIN_MS` to spare) is refused `not-due` by the store, nothing written:
+ * a duplicate or stale wake, its run waiting for a wake of its own (ports.ts, `dueBy`).
  */
-export async function grant(p: RunPorts, runId: string, owner: string, ttlMs: number, mayBreak?: (lease: Lease) => boolean): Promise<Grant | Refusal> {
-  let res = await acquire(p, runId, { owner, now: p.clock.now(), ttlMs });
+export async function grant(p: RunPorts, runId: string, owner: string, ttlMs: number, mayBreak?: (lease: Lease) => boolean, wakeAt?: number): Promise<Grant | Refusal> {
+  const now = p.clock.now();
+  const dueBy = wakeAt === undefined ? {} : { dueBy: Math.max(now, wakeAt) + DUE_MARGIN_MS };
+  let res = await acquire(p, runId, { owner, now, ttlMs, ...dueBy });
   if (!res.acquired && res.reason === "held" && res.run?.lease && mayBreak?.(res.run.lease)) {
-    res = await acquire(p, runId, { owner, now: p.clock.now(), ttlMs, ifToken: res.run.lease.token });
+    res = await acquire(p, runId, { owner, now: p.clock.now(), ttlMs, ifToken: res.run.lease.token, ...dueBy });
   }
   if (!res.acquired) return { refused: res.reason, ...(res.run ? { run: res.run } : {}) };
   const incarnation = res.run.incarnation ?? 1;

@@ -38,7 +38,7 @@ import { completeSwitch, continueAsNew } from "./continue.ts";
 import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
 import { type Appended, append, cancelRequested, load, requestOwnCancel, signalArrived } from "./journal.ts";
-import { finish, type Grant, grant, type Refusal, release } from "./leases.ts";
+import { finish, type Grant, grant, type Refusal, release, wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
 import { type StartRequest, startRun } from "./start.ts";
@@ -61,8 +61,9 @@ export class RunProtocol {
 
   // ---- an invocation: lease → load → admit → run → settle --------------------------------
 
-  grant(runId: string, owner: string, ttlMs: number, mayBreak?: (lease: Lease) => boolean): Promise<Grant | Refusal> {
-    return grant(this.ports, runId, owner, ttlMs, mayBreak);
+  /** The lease; `wakeAt`, the time of the wake being answered, refuses a suspended run not due by then (leases.ts). */
+  grant(runId: string, owner: string, ttlMs: number, mayBreak?: (lease: Lease) => boolean, wakeAt?: number): Promise<Grant | Refusal> {
+    return grant(this.ports, runId, owner, ttlMs, mayBreak, wakeAt);
   }
 
   heartbeat(timers: Timers, ttlMs: number, hold: Hold): { stop(): void } {
@@ -105,6 +106,11 @@ export class RunProtocol {
 
   suspend(g: Grant, update: SuspendUpdate): Promise<boolean> {
     return release(this.ports, g, update);
+  }
+
+  /** Marks the run due now, then wakes it (so the wake finds it due, and the watchdog does if the wake is lost). */
+  wakeNow(runId: string, reason: "signal" | "cancel" | "start", key: string): Promise<void> {
+    return wakeNow(this.ports, runId, reason, key);
   }
 
   /** Ends the run under this grant's lease; false if the lease was no longer ours. */

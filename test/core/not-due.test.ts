@@ -1,0 +1,72 @@
+/**
+ * A wake answered for its time (`InvokeOptions.wakeAt`, what the SQS transport passes): a
+ * suspended run not due by then is not invoked (`not-due`), and every wake meant for the run
+ * finds it due — including the one an invocation sends itself after its release, when it finds
+ * a signal that came while it held the lease and whose deliverer never marked the run due.
+ */
+import { describe, expect, it } from "vitest";
+import { Client, createRegistry, durable, Engine, type SuspendUpdate, type Wake } from "waymark";
+import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
+import { Approval, Empty } from "./helpers.ts";
+
+const flow = durable({ name: "due-flow", input: Empty, signals: { approval: Approval } }, async (_in, step) => {
+  const decision = await step.waitForSignal("approval", { timeout: "24h" });
+  return decision.received ? decision.payload.approver : "timed out";
+});
+
+describe("a wake answered for its time", () => {
+  it("finds a run that waits for something later not due: nothing is invoked or written", async () => {
+    const clock = new VirtualClock();
+    const store = new MemoryJournalStore();
+    const wakes = new MemoryWakeQueue();
+    const ports = { store, wakes, clock, workflows: createRegistry([flow]) };
+    const engine = new Engine({ ...ports, owner: "a" });
+    await new Client(ports).start(flow, { runId: "d1", input: {} });
+    const [start] = await wakes.claimDue(clock.now(), 10, 60_000);
+    if (!start) throw new Error("no start wake");
+    expect(await engine.invoke("d1", { wakeAt: start.at })).toMatchObject({ status: "suspended", waitingFor: "signal:approval" });
+    const asleep = await store.getRun("d1");
+    // The start wake again: the run waits for a signal or its timeout a day away.
+    expect(await engine.invoke("d1", { wakeAt: start.at })).toEqual({ status: "not-due", wakeAt: asleep?.wakeAt });
+    expect(await store.getRun("d1")).toEqual(asleep);
+    // Without a wake's time (the local runtime, tests) the run is invoked as before.
+    expect(await engine.invoke("d1")).toMatchObject({ status: "suspended" });
+  });
+
+  it("finds the run due when its invocation woke it for a signal that came while it held the lease, whose deliverer never marked it due", async () => {
+    const clock = new VirtualClock();
+    const wakes = new MemoryWakeQueue();
+    let client: Client | undefined;
+    let deliverDuringRelease = true;
+    let deliverer = false;
+    class RacyStore extends MemoryJournalStore {
+      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+        if (deliverDuringRelease) {
+          deliverDuringRelease = false;
+          deliverer = true;
+          // The signal and its wait's resolution are written; the deliverer dies before it marks the run due.
+          await client?.signal(runId, "approval", { approved: true, approver: "ana" }).catch(() => {});
+          deliverer = false;
+        }
+        return super.releaseLease(runId, token, update);
+      }
+      override async markDue(runId: string, at: number): Promise<void> {
+        if (deliverer) throw new Error("the deliverer died");
+        return super.markDue(runId, at);
+      }
+    }
+    const store = new RacyStore();
+    const sent: Wake[] = [];
+    const tracked = { schedule: async (w: Wake) => (sent.push(w), wakes.schedule(w)), cancel: (runId: string, key: string) => wakes.cancel(runId, key) };
+    const ports = { store, wakes: tracked, clock, workflows: createRegistry([flow]) };
+    client = new Client(ports);
+    const engine = new Engine({ ...ports, owner: "a" });
+
+    await client.start(flow, { runId: "d2", input: {} });
+    expect(await engine.invoke("d2", { wakeAt: clock.now() })).toMatchObject({ status: "suspended" });
+    // The invocation found the signal after its release and woke the run: that wake finds it due.
+    const wake = sent.find((w) => w.reason === "signal");
+    if (!wake) throw new Error("no signal wake");
+    expect(await engine.invoke("d2", { wakeAt: wake.at })).toEqual({ status: "completed", result: "ana" });
+  });
+});
