@@ -132,9 +132,8 @@ export interface AcquireRequest {
    * later (a duplicate of a wake already handled, a stale wake of an earlier wait) is answered so
    * in one conditional write, instead of an invocation that loads, replays and suspends the run
    * again. Whoever makes a suspended run due marks it so before waking it (`markDue`), so a wake
-   * meant for the run finds it due. Pending, queued and running runs are not affected. A store
-   * may ignore it and grant as without it (the local SQLite store does; only the SQS transport
-   * asks).
+   * meant for the run finds it due. Pending, queued and running runs are not affected. Every
+   * store keeps this rule (the contract suite checks it); only the SQS transport asks today.
    */
   dueBy?: number;
 }

@@ -112,6 +112,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
         status = 'running', wake_at = @expiresAt, due_on_release = NULL, invocations = invocations + 1, updated_at = @now
       WHERE run_id = @runId AND ${NOT_FINISHED}
         AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_token = @ifToken)
+        AND (@dueBy IS NULL OR status <> 'suspended' OR wake_at <= @dueBy)
       RETURNING *`);
     // Never backwards: a renewal delayed in transit must not undo a later one.
     this.extendLease = db.prepare<[Params]>(`
@@ -166,7 +167,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     });
     const acquire = db.transaction((runId: string, req: AcquireRequest): Granted => {
       const expiresAt = req.now + req.ttlMs;
-      const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null });
+      const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null, dueBy: req.dueBy ?? null });
       if (granted) return { applied: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run: toMeta(granted) };
       const row = this.selectRun.get(runId);
       return { applied: false, run: row && toMeta(row) };

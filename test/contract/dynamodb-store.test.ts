@@ -18,4 +18,4 @@ journalStoreContract("dynamodb", async () => {
       client.destroy();
     },
   };
-}, { refusesNotDue: true });
+});

@@ -21,12 +21,6 @@ export interface StoreHarness {
   close?: () => Promise<void>;
 }
 
-/** What a store does beyond what every store must. */
-export interface StoreFeatures {
-  /** A grant asked with `dueBy` refuses a suspended run not due by then (`not-due`); a store that ignores it grants. */
-  refusesNotDue?: boolean;
-}
-
 /**
  * Declares `JournalStore contract: <name>`. `make` is called once for the whole suite.
  *
@@ -35,7 +29,7 @@ export interface StoreFeatures {
  * journalStoreContract("memory", async () => ({ store: new MemoryJournalStore() }));
  * ```
  */
-export function journalStoreContract(name: string, make: () => Promise<StoreHarness>, features: StoreFeatures = {}): void {
+export function journalStoreContract(name: string, make: () => Promise<StoreHarness>): void {
   describe(`JournalStore contract: ${name}`, () => {
     let harness: StoreHarness | undefined;
     beforeAll(async () => {
@@ -50,7 +44,7 @@ export function journalStoreContract(name: string, make: () => Promise<StoreHarn
     };
 
     describe("runs and records", () => runAndRecordTests(store));
-    describe("leases", () => leaseTests(store, features));
+    describe("leases", () => leaseTests(store));
     describe("listing", () => listingTests(store));
     describe("concurrency", () => concurrencyTests(store));
     describe("retries after a lost response", () => retryTests(store));

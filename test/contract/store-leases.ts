@@ -2,22 +2,19 @@
 import { expect, it } from "vitest";
 import type { JournalStore } from "../../lib/ports.ts";
 import { T, freshId, leasedRun, newRun } from "./helpers.ts";
-import type { StoreFeatures } from "./store-contract.ts";
 
 const TTL = 30_000;
 
-export function leaseTests(store: () => JournalStore, features: StoreFeatures = {}): void {
-  it(`a grant asked with dueBy ${features.refusesNotDue ? "refuses a suspended run not due by then as not-due, writing nothing" : "is granted as without it (this store ignores dueBy)"}; other runs are granted`, async () => {
+export function leaseTests(store: () => JournalStore): void {
+  it("a grant asked with dueBy refuses a suspended run not due by then as not-due, writing nothing; other runs are granted", async () => {
     const { runId, token } = await leasedRun(store(), "due-by");
     expect(await store().releaseLease(runId, token, { now: T + 10, wakeAt: T + 60_000, waitingFor: "sleep:nap" })).toBe(true);
     const asleep = await store().getRun(runId);
     const early = await store().acquireLease(runId, { owner: "dup", now: T + 20, ttlMs: TTL, dueBy: T + 59_999 });
-    if (features.refusesNotDue) {
-      expect(early).toEqual({ acquired: false, reason: "not-due", run: asleep });
-      expect(await store().getRun(runId)).toEqual(asleep);
-      // Due by then (wakeAt at or before dueBy): granted.
-      expect(await store().acquireLease(runId, { owner: "due", now: T + 30, ttlMs: TTL, dueBy: T + 60_000 })).toMatchObject({ acquired: true, lease: { owner: "due", token: 2 } });
-    } else expect(early).toMatchObject({ acquired: true, lease: { owner: "dup", token: 2 } });
+    expect(early).toEqual({ acquired: false, reason: "not-due", run: asleep });
+    expect(await store().getRun(runId)).toEqual(asleep);
+    // Due by then (wakeAt at or before dueBy): granted.
+    expect(await store().acquireLease(runId, { owner: "due", now: T + 30, ttlMs: TTL, dueBy: T + 60_000 })).toMatchObject({ acquired: true, lease: { owner: "due", token: 2 } });
     // A pending run is never refused so, whatever its wakeAt.
     const pending = await newRun(store(), "due-by-pending", T + 100_000);
     expect(await store().acquireLease(pending, { owner: "p", now: T, ttlMs: TTL, dueBy: T })).toMatchObject({ acquired: true });
