@@ -136,7 +136,16 @@ function report(rows: Map<string, Partial<Record<Key, number>>[]>): void {
     spreads.push([label, ...KEYS.map((k) => (cell(k) ? `${fmt(cell(k)!.min)}–${fmt(cell(k)!.max)}` : "—"))]);
   }
   console.log(table(["median over rounds", ...KEYS.map((k) => LABELS[k]), ...peers.map((k) => `W vs ${LABELS[k]}`)], medians));
-  console.log("\nW vs X: how many times faster Waymark is, taken within each round (X's ms ÷ Waymark's ms; Waymark's runs/s ÷ X's), median over rounds.\n");
+  console.log(
+    [
+      "",
+      "W vs X: how many times faster Waymark is, taken within each round (X's ms ÷ Waymark's ms; Waymark's runs/s ÷ X's), median over rounds.",
+      "Where the modes differ (README.md): the AWS runner is a test harness (in-memory checkpoints; its figures end at the handler's",
+      "SUCCEEDED, without run()'s fixed 100 ms wait); DBOS's resume wakes a workflow waiting in memory, no replay; Restate and DBOS",
+      "fsync each commit, Waymark's NORMAL does not (its FULL row does), the AWS runner keeps nothing.",
+      "",
+    ].join("\n"),
+  );
   console.log(table(["min–max over rounds", ...KEYS.map((k) => LABELS[k])], spreads));
 }
 
