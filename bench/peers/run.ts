@@ -153,11 +153,15 @@ async function main(): Promise<void> {
   const cache = ensurePeers();
   const systems = Object.fromEntries(KEYS.map((k) => [k, { key: k }])) as Record<Key, System>;
   const services: Partial<Record<"postgres" | "restate", Service>> = {};
-  const cleanup = async () => {
-    await Promise.all(KEYS.map((k) => systems[k].worker?.stop()));
-    await Promise.all([services.restate?.stop(), services.postgres?.stop()]);
-  };
-  process.once("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+  // Once only, whether the rounds end or a signal comes first (Ctrl-C, a kill, a `timeout`):
+  // the servers stop and their temp dirs go either way.
+  let cleaning: Promise<unknown> | undefined;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      await Promise.allSettled(KEYS.map((k) => systems[k].worker?.stop()));
+      await Promise.allSettled([services.restate?.stop(), services.postgres?.stop()]);
+    })());
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) process.once(signal, () => void cleanup().finally(() => process.exit(code)));
   try {
     await startPostgres().then((s) => (services.postgres = s)).catch((err) => (systems.dbos.error = `PostgreSQL: ${fail(err)}`));
     await startRestate(cache.restateServer).then((s) => (services.restate = s)).catch((err) => (systems.restate.error = `restate-server: ${fail(err)}`));

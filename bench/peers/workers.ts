@@ -39,6 +39,7 @@ export class PeerWorker {
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString("utf8")).slice(-4000);
     };
+    this.child.on("error", (err) => keep(Buffer.from(`\n[${spec.name} worker: ${err.message}]\n`)));
     this.child.stdout?.on("data", keep);
     this.child.stderr?.on("data", keep);
     this.child.on("message", (message: Reply) => {
@@ -70,8 +71,16 @@ export class PeerWorker {
         fn(v);
       };
       this.pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
-      this.child.send({ id, op, args });
+      if (!this.child.connected) return this.fail(id, new Error(`${this.spec.name} ${op}: the worker is gone`));
+      // With a callback, a send on a channel closing meanwhile fails here instead of as an 'error' event.
+      this.child.send({ id, op, args }, (err) => err && this.fail(id, err));
     });
+  }
+
+  private fail(id: number, err: Error): void {
+    const waiter = this.pending.get(id);
+    this.pending.delete(id);
+    waiter?.reject(err);
   }
 
   async number(op: string, args: Record<string, unknown>): Promise<number> {
