@@ -5,8 +5,8 @@
  * step ÷ the raw INSERT of that round) before its median. The raw floors are the store's own
  * INSERT statement, one autocommit per row, on a file with the same settings (NORMAL or FULL).
  *
- * The peers the issue compares against (the AWS durable runner, Restate, DBOS) are not installed
- * here; every figure is Waymark's own, against the raw SQLite floor of the same round.
+ * Every figure here is Waymark's own, against the raw SQLite floor of the same round; the peers
+ * the issue compares against (the AWS durable runner, Restate, DBOS) are in bench/peers/run.ts.
  *
  * What runs is the package as users install it: `npm run build` first, then
  * `node --import tsx bench/perf.ts [rounds]` measures dist/ (tsc's output). With
