@@ -6,7 +6,8 @@
  * peers in a cache folder outside the repository (setup.ts), a throwaway PostgreSQL cluster and
  * a Restate server on loopback (services.ts). A peer that cannot run is reported with its error.
  *
- * Run: node --conditions=waymark-source --import tsx bench/peers/run.ts [rounds, default 5]
+ * Run: npm run build && node --import tsx bench/peers/run.ts [rounds, default 5] (the build users install;
+ * with --conditions=waymark-source, the sources through tsx)
  */
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -54,7 +55,7 @@ async function startWorkers(cache: PeerCache, services: Partial<Record<"postgres
   const spec = (name: Key, script: string, execPath: string, env: Record<string, string> = {}) => ({ name, script, execPath, cwd: cache.dir, env });
   const specs: Record<Key, () => Promise<{ worker: PeerWorker; init: Record<string, string | number> }>> = {
     waymark: async () => ({
-      worker: new PeerWorker({ name: "waymark", script: join(here, "waymark-worker.ts"), execPath: process.execPath, execArgv: ["--conditions=waymark-source", "--import", "tsx"], cwd: repo }),
+      worker: new PeerWorker({ name: "waymark", script: join(here, "waymark-worker.ts"), execPath: process.execPath, execArgv: ["--import", "tsx", ...process.execArgv.filter((a) => a.startsWith("--conditions"))], cwd: repo }),
       init: {},
     }),
     aws: async () => ({ worker: new PeerWorker(spec("aws", join(cache.workers, "aws.mjs"), cache.node22)), init: {} }),

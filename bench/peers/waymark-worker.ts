@@ -8,15 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { Client } from "../../lib/client.ts";
-import { durable } from "../../lib/index.ts";
-import { Engine } from "../../lib/core/engine.ts";
-import { createRegistry } from "../../lib/core/registry.ts";
-import { type Durability, openLocalDatabase } from "../../lib/local/database.ts";
-import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
-import { SqliteWakeTable } from "../../lib/local/wake-table.ts";
-import { createLocalRuntime } from "../../lib/local/runtime.ts";
-import { systemClock } from "../../lib/ports.ts";
+// By the package's name, as bench/perf.ts: its build (dist/) unless run with --conditions=waymark-source.
+import { Client, createRegistry, durable, Engine, systemClock } from "waymark";
+import { createLocalRuntime, type Durability, openLocalDatabase, SqliteJournalStore, SqliteWakeTable } from "waymark/local";
 import { timed } from "../stats.ts";
 import { serveWorker } from "./workers/serve.mjs";
 
