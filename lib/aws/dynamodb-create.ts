@@ -27,6 +27,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { NewRun, RunMeta } from "../ports.ts";
+import { freshRunMeta } from "../core/journal-base.ts";
 import { ATTR, META_SK, decodeMeta, itemSize, n, newMetaItem, pkOf, s, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { leftoverCutoffS, sweepLeftovers } from "./dynamodb-retention.ts";
@@ -56,17 +57,7 @@ export async function createRun(client: DynamoDBClient, table: string, run: NewR
   if (found.meta && !isExpired(found.meta, nowS)) return { created: false, run: decodeMeta(found.meta) };
   if (found.meta || found.old) await sweepLeftovers(client, table, run.runId, run.createdAt, found.meta);
 
-  const meta: RunMeta = {
-    runId: run.runId,
-    workflow: run.workflow,
-    input: run.input,
-    status: "pending",
-    createdAt: run.createdAt,
-    updatedAt: run.createdAt,
-    wakeAt: run.createdAt,
-    leaseToken: 0,
-    invocations: 0,
-  };
+  const meta = freshRunMeta(run);
   const item = newMetaItem(meta);
   const size = itemSize(item);
   if (size > DYNAMODB_ITEM_LIMIT_BYTES) throw new RecordTooLargeError(run.runId, META_SK, size);

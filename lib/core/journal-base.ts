@@ -136,6 +136,21 @@ export function notDue(run: RunMeta, dueBy: number | undefined): boolean {
   return dueBy !== undefined && run.status === "suspended" && !(run.wakeAt !== undefined && run.wakeAt <= dueBy);
 }
 
+/** A run as `createRun` makes it: pending, due at once, never leased (`input` as the store keeps it). */
+export function freshRunMeta(run: NewRun, input: unknown = run.input): RunMeta {
+  return {
+    runId: run.runId,
+    workflow: run.workflow,
+    input,
+    status: "pending",
+    createdAt: run.createdAt,
+    updatedAt: run.createdAt,
+    wakeAt: run.createdAt,
+    leaseToken: 0,
+    invocations: 0,
+  };
+}
+
 /** The earlier of two optional times (a release's wake time and the run's `dueOnRelease`). */
 export function earliest(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined ? b : b === undefined ? a : Math.min(a, b);

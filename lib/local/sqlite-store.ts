@@ -36,7 +36,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { SqliteTables } from "./sqlite-tables.ts";
 import type { Database } from "./database.ts";
-import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
+import { type Applied, freshRunMeta, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
@@ -205,20 +205,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     const input = toJson(run.input);
     const inserted = await this.writes.write(run.runId, () => this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }));
     if (inserted.changes === 1) {
-      return {
-        created: true,
-        run: {
-          runId: run.runId,
-          workflow: run.workflow,
-          input: fromJson(input),
-          status: "pending",
-          createdAt: run.createdAt,
-          updatedAt: run.createdAt,
-          wakeAt: run.createdAt,
-          leaseToken: 0,
-          invocations: 0,
-        },
-      };
+      return { created: true, run: freshRunMeta(run, fromJson(input)) };
     }
     const existing = this.selectRun.get(run.runId);
     if (!existing) throw new Error(`run "${run.runId}" was neither inserted nor found`);

@@ -32,7 +32,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
-import { type Applied, type Granted, earliest, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
+import { type Applied, type Granted, earliest, freshRunMeta, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
@@ -82,17 +82,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     const existing = this.runs.get(run.runId);
     if (existing) return { created: false, run: structuredClone(existing) };
-    const meta: RunMeta = {
-      runId: run.runId,
-      workflow: run.workflow,
-      input: structuredClone(run.input),
-      status: "pending",
-      createdAt: run.createdAt,
-      updatedAt: run.createdAt,
-      wakeAt: run.createdAt,
-      leaseToken: 0,
-      invocations: 0,
-    };
+    const meta = freshRunMeta(run, structuredClone(run.input));
     this.runs.set(run.runId, meta);
     return { created: true, run: structuredClone(meta) };
   }
