@@ -97,7 +97,7 @@ export class Engine {
       if (!hold.lost && !hold.abandoned) {
         await giveUpSlot(this.c, hold);
         if (await functionsStopped(this.c, hold)) {
-          await protocol.suspend(grant, { now: clock.now(), wakeAt: clock.now() + RETRY_AFTER_FAULT_MS, waitingFor: "retry" }).catch(() => false);
+          await protocol.releaseAfterFault(grant, clock.now(), clock.now() + RETRY_AFTER_FAULT_MS).catch(() => false);
         } else {
           await wakeOnLapse(this.c, grant).catch(() => {});
         }

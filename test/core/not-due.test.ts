@@ -69,4 +69,39 @@ describe("a wake answered for its time", () => {
     if (!wake) throw new Error("no signal wake");
     expect(await engine.invoke("d2", { wakeAt: wake.at })).toEqual({ status: "completed", result: "ana" });
   });
+
+  it("finds the run due again after a fault that came once it was released: the wake that faulted, redelivered, is granted", async () => {
+    const sleepy = durable({ name: "due-sleepy", input: Empty }, async (_in, step) => {
+      await step.sleep("nap", "1h");
+      return "rested";
+    });
+    const clock = new VirtualClock();
+    const queue = new MemoryWakeQueue();
+    let failSleepWake = true;
+    // The sleep's wake is refused once (the Scheduler throttled), after the run was released.
+    const wakes = {
+      schedule: async (w: Wake) => {
+        if (w.reason === "sleep" && failSleepWake) {
+          failSleepWake = false;
+          throw new Error("throttled");
+        }
+        return queue.schedule(w);
+      },
+      cancel: (runId: string, key: string) => queue.cancel(runId, key),
+    };
+    const store = new MemoryJournalStore();
+    const ports = { store, wakes, clock, workflows: createRegistry([sleepy]) };
+    const engine = new Engine({ ...ports, owner: "a" });
+    await new Client(ports).start(sleepy, { runId: "d3", input: {} });
+    const [start] = await queue.claimDue(clock.now(), 10, 60_000);
+    if (!start) throw new Error("no start wake");
+    await expect(engine.invoke("d3", { wakeAt: start.at })).rejects.toThrow("throttled");
+    // SQS delivers the wake that faulted again, a little later: the run must be invoked, not
+    // refused as not due (its release had set it due in an hour, and no sleep wake was sent).
+    clock.advance(30_000);
+    expect(await engine.invoke("d3", { wakeAt: start.at })).toMatchObject({ status: "suspended", waitingFor: "sleep:nap" });
+    // And the sleep's wake, which the fault kept from being sent, is sent now.
+    const due = await queue.claimDue(clock.now() + 3_600_000, 10, 60_000);
+    expect(due.filter((w) => w.reason === "sleep")).toMatchObject([{ runId: "d3", key: "sleep:nap" }]);
+  });
 });

@@ -108,6 +108,19 @@ export class RunProtocol {
     return release(this.ports, g, update);
   }
 
+  /**
+   * After a fault: the run released, due again at `at`, for the wake that faulted to find it
+   * due when it comes back (a `not-due` refusal would acknowledge it). The release may find the
+   * run released already, by this same invocation before the fault (a sleep's wake that could
+   * not be sent after it): that release's time stands, so the run is marked due at `at` too.
+   * False if the lease was no longer ours.
+   */
+  async releaseAfterFault(g: Grant, now: number, at: number): Promise<boolean> {
+    if (!(await release(this.ports, g, { now, wakeAt: at, waitingFor: "retry" }))) return false;
+    await this.ports.store.markDue(g.runId, at);
+    return true;
+  }
+
   /** Marks the run due now, then wakes it (so the wake finds it due, and the watchdog does if the wake is lost). */
   wakeNow(runId: string, reason: "signal" | "cancel" | "start", key: string): Promise<void> {
     return wakeNow(this.ports, runId, reason, key);
