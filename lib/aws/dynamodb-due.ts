@@ -8,6 +8,7 @@
  */
 import type { SuspendUpdate } from "../ports.ts";
 import type { Applied } from "../core/journal-base.ts";
+import { ContendedWriteError } from "./errors.ts";
 import { markDueOnReleaseUpdate, markDueUpdate, type MetaUpdate, releaseUpdate } from "./dynamodb-transitions.ts";
 
 /** Sends one conditional meta update: applied, or refused with the item as it was. */
@@ -30,14 +31,19 @@ export async function releaseMarked(apply: ApplyMeta, runId: string, token: numb
  */
 export async function markDue(apply: ApplyMeta, runId: string, at: number, leased?: { token: number }): Promise<void> {
   let res = await apply(leased ? markDueOnReleaseUpdate(leased.token, at) : markDueUpdate(runId, at));
-  for (let tries = 0; !res.applied && res.run && tries < TRIES; tries++) {
+  for (let tries = 0; !res.applied && res.run; tries++) {
     const run = res.run;
     if (run.status === "running" && run.lease) {
       if (run.dueOnRelease !== undefined && run.dueOnRelease <= at) return;
+      if (tries === TRIES) break;
       res = await apply(markDueOnReleaseUpdate(run.lease.token, at));
     } else if (run.status === "suspended" || run.status === "queued") {
       if (run.wakeAt !== undefined && run.wakeAt <= at) return;
+      if (tries === TRIES) break;
       res = await apply(markDueUpdate(runId, at));
     } else return;
   }
+  // Refused every time by a run that still needs the mark: the wake the caller sends next would
+  // find the run not due (`not-due`), so the caller fails and is retried instead.
+  if (!res.applied && res.run) throw new ContendedWriteError(runId, TRIES + 1);
 }

@@ -81,6 +81,31 @@ export class ScheduleThrottledError extends WaymarkError {
   }
 }
 
+/**
+ * A run's meta item kept changing under a conditional write that reads the item it was refused
+ * by and tries the transition it calls for (marking a run due: other writers' leases and
+ * releases in between). Retryable: the caller's request (a signal, a cancel, a child's end) fails
+ * and is sent again; never left as if the write had happened.
+ *
+ * @example
+ * ```ts
+ * await store.markDue("order-8472", Date.now()).catch((err) => {
+ *   if (err instanceof ContendedWriteError) return retryLater(err.runId);
+ *   throw err;
+ * });
+ * ```
+ */
+export class ContendedWriteError extends WaymarkError {
+  override readonly name = "ContendedWriteError" as const;
+  readonly retryable = true;
+  constructor(
+    readonly runId: string,
+    readonly tries: number,
+  ) {
+    super(`run "${runId}": its meta item changed under ${tries} tries to mark it due; retry`);
+  }
+}
+
 /** True when `err` is an AWS SDK error of this name (SDK errors carry the error code in `name`). */
 export function isErrorNamed(err: unknown, name: string): boolean {
   return typeof err === "object" && err !== null && (err as { name?: unknown }).name === name;

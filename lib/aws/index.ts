@@ -20,7 +20,7 @@ export { AwsWakeQueue, type AwsWakeQueueOptions } from "./wakes.ts";
 export { SqsWakes, type SqsWakesOptions } from "./sqs-wakes.ts";
 export { SchedulerWakes, scheduleName, atExpression, DEFAULT_SCHEDULE_RETRY, type SchedulerWakesOptions } from "./scheduler-wakes.ts";
 export { formatWakeMessage, parseWakeMessage, topUpDelaySeconds, WAKE_MESSAGE_VERSION, SQS_MAX_DELAY_SECONDS } from "./wake-message.ts";
-export { RecordTooLargeError, MalformedWakeError, ScheduleThrottledError, ChildInvokeError, DYNAMODB_ITEM_LIMIT_BYTES } from "./errors.ts";
+export { RecordTooLargeError, MalformedWakeError, ScheduleThrottledError, ChildInvokeError, ContendedWriteError, DYNAMODB_ITEM_LIMIT_BYTES } from "./errors.ts";
 export { LambdaChildren, type LambdaChildrenOptions } from "./remote-children.ts";
 export { startChildByInvoke, cancelChildByInvoke, CHILD_ENTRY_ALIAS, type ChildAnswer } from "./child-entry.ts";
 export { formatChildEndMessage, parseChildEndMessage, isChildEndMessage, CHILD_END_MAX_BYTES } from "./child-message.ts";

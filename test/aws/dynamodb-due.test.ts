@@ -1,0 +1,39 @@
+/**
+ * Marking a run due on DynamoDB (lib/aws/dynamodb-due.ts) when other writers keep changing its
+ * meta item between the refusal and the next try. Each conditional write is answered by a stand-in
+ * for the one `UpdateItem` it would send (the refusal carries the item, as ReturnValuesOnCondition
+ * CheckFailure does), so any number of interleaved writers can be played out exactly; the
+ * updates themselves run against DynamoDB Local in test/aws/dynamodb-store.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { ContendedWriteError } from "../../lib/aws/errors.ts";
+import { markDue } from "../../lib/aws/dynamodb-due.ts";
+import type { Applied } from "../../lib/core/journal-base.ts";
+import type { RunMeta } from "../../lib/ports.ts";
+
+const T = 1_700_000_000_000;
+const base: RunMeta = { runId: "r", workflow: "w", input: {}, status: "suspended", createdAt: T, updatedAt: T, leaseToken: 1, invocations: 1 };
+/** A run another invocation has just leased (token n): each try finds a newer lease than the last. */
+const leasedBy = (token: number): RunMeta => ({ ...base, status: "running", leaseToken: token, lease: { owner: `o${token}`, token, expiresAt: T + 60_000 }, wakeAt: T + 60_000 });
+
+describe("markDue on DynamoDB under contention", () => {
+  it("fails with ContendedWriteError when every try meets another writer's change, instead of returning as if marked", async () => {
+    let token = 1;
+    const apply = async (): Promise<Applied> => ({ applied: false, run: leasedBy(++token) });
+    const err = await markDue(apply, "r", T).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContendedWriteError);
+    expect(err).toMatchObject({ name: "ContendedWriteError", runId: "r", retryable: true });
+    expect(token).toBe(6); // the first write and four more tries, each refused
+  });
+
+  it("returns once a try applies, or once the item it was refused by needs no mark", async () => {
+    let calls = 0;
+    const appliesThird = async (): Promise<Applied> => (++calls < 3 ? { applied: false, run: leasedBy(calls + 1) } : { applied: true });
+    await expect(markDue(appliesThird, "r", T)).resolves.toBeUndefined();
+    expect(calls).toBe(3);
+    const alreadyDue = async (): Promise<Applied> => ({ applied: false, run: { ...base, wakeAt: T - 1 } });
+    await expect(markDue(alreadyDue, "r", T)).resolves.toBeUndefined();
+    const finished = async (): Promise<Applied> => ({ applied: false, run: { ...base, status: "completed" } });
+    await expect(markDue(finished, "r", T)).resolves.toBeUndefined();
+  });
+});
