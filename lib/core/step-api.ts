@@ -23,8 +23,11 @@ export interface StepRunContext {
   idempotencyKey: string;
   /** 1 for the first attempt. */
   attempt: number;
-  /** Fires when the attempt's `timeout` passes. */
-  signal: AbortSignal;
+  /**
+   * Fires when the attempt's `timeout` passes or the run is cancelled. Made when first read (a
+   * getter, not a copied field): pass `ctx.signal` itself, not a spread of the context.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**

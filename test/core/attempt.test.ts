@@ -9,6 +9,7 @@ import { runAttempt } from "../../lib/core/attempt.ts";
 import { Cancellation } from "../../lib/core/cancellation.ts";
 import { StepTimeoutError } from "../../lib/core/errors.ts";
 import type { Timers } from "../../lib/ports.ts";
+import type { StepRunContext } from "../../lib/core/definition.ts";
 
 /** Timers that fire only when told: `fire()` runs every timer set and not yet cleared. */
 function manualTimers(): Timers & { fire(): void; pending(): number } {
@@ -96,4 +97,21 @@ describe("runAttempt", () => {
     await expect(runAttempt("k", "s", async (ctx) => `${ctx.idempotencyKey}#${ctx.attempt}`, 3, 1_000, new Cancellation(undefined).signal, timers)).resolves.toBe("k#3");
     expect(timers.pending()).toBe(0);
   });
+
+  it("gives the function a context with what StepRunContext says and nothing of the attempt's own state", async () => {
+    const timers = manualTimers();
+    let seen: StepRunContext | undefined;
+    const value = await runAttempt("run-1/s", "s", (ctx) => {
+      seen = ctx;
+      return Promise.resolve(ctx.signal.aborted);
+    }, 2, 1_000, new Cancellation().signal, timers);
+    expect(value).toBe(false);
+    if (!seen) throw new Error("not called");
+    expect(seen).toMatchObject({ idempotencyKey: "run-1/s", attempt: 2 });
+    expect(Object.keys(seen).sort()).toEqual(["attempt", "idempotencyKey"]);
+    // The attempt's controls cannot be reached from the function (one that replaced them could stop a timeout from failing it).
+    for (const own of ["stop", "stopper", "stopped", "stoppedBy", "whenStopped", "controller"]) expect(own in seen).toBe(false);
+    expect(seen.signal).toBeInstanceOf(AbortSignal);
+  });
 });
+
