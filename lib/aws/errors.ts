@@ -89,10 +89,13 @@ export class ScheduleThrottledError extends WaymarkError {
  *
  * @example
  * ```ts
- * await store.markDue("order-8472", Date.now()).catch((err) => {
- *   if (err instanceof ContendedWriteError) return retryLater(err.runId);
- *   throw err;
- * });
+ * try {
+ *   await client.signal("order-8472", "approval", { approved: true });
+ * } catch (err) {
+ *   // The run's meta item kept changing while the signal marked it due: send the signal again.
+ *   if (err instanceof ContendedWriteError) await client.signal("order-8472", "approval", { approved: true });
+ *   else throw err;
+ * }
  * ```
  */
 export class ContendedWriteError extends WaymarkError {
