@@ -31,7 +31,7 @@ import { freshRunMeta } from "../core/journal-base.ts";
 import { ATTR, META_SK, decodeMeta, itemSize, n, newMetaItem, pkOf, s, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { leftoverCutoffS, sweepLeftovers } from "./dynamodb-retention.ts";
-import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
+import { conditionFailed, DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, sizeRefusal } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import { TTL_ATTRIBUTE } from "./table-definition.ts";
 
@@ -72,9 +72,8 @@ export async function createRun(client: DynamoDBClient, table: string, run: NewR
     })));
   } catch (err) {
     // A concurrent start of the same run id won.
-    if (isErrorNamed(err, "ConditionalCheckFailedException") && (err as { Item?: Item }).Item) return { created: false, run: decodeMeta((err as { Item: Item }).Item) };
-    const tooBig = isErrorNamed(err, "ValidationException") && /maximum allowed size/i.test((err as Error).message);
-    throw tooBig ? new RecordTooLargeError(run.runId, META_SK, size) : err;
+    if (conditionFailed(err) && err.Item) return { created: false, run: decodeMeta(err.Item) };
+    throw sizeRefusal(err, run.runId, META_SK, size);
   }
   return { created: true, run: decodeMeta(item) };
 }

@@ -57,7 +57,7 @@ import { listDueRuns, listRuns } from "./dynamodb-lists.ts";
 import { acquireUpdate, continueUpdate, finishUpdate, renewUpdate, type MetaUpdate } from "./dynamodb-transitions.ts";
 import { markDue, releaseMarked } from "./dynamodb-due.ts";
 import { sameBody } from "../core/retried-writes.ts";
-import { DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, isErrorNamed } from "./errors.ts";
+import { conditionFailed, DYNAMODB_ITEM_LIMIT_BYTES, RecordTooLargeError, sizeRefusal } from "./errors.ts";
 import { dynamodbSdk } from "./sdk.ts";
 import * as flow from "./dynamodb-flow.ts";
 import { loadJournal } from "./dynamodb-journal.ts";
@@ -150,7 +150,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
   protected finish(runId: string, update: FinishUpdate): Promise<Applied> {
     const size = Buffer.byteLength(toJson(update.result) ?? "", "utf8") + Buffer.byteLength(toJson(update.error) ?? "", "utf8");
     const write = this.update(runId, finishUpdate(runId, update, this.retentionS)).catch((err: unknown) => {
-      throw this.tooLarge(err, runId, META_SK, size);
+      throw sizeRefusal(err, runId, META_SK, size);
     });
     return this.applied(write);
   }
@@ -188,7 +188,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
         // A retried append whose first attempt was applied finds its own body: written.
         return sameBody(existing.body, record.body) ? { written: true } : { written: false, existing };
       }
-      throw this.tooLarge(err, runId, record.key, size);
+      throw sizeRefusal(err, runId, record.key, size);
     }
   }
 
@@ -312,17 +312,6 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
       throw err;
     }
   }
-
-  /** DynamoDB's own size refusal (our estimate undercounted) becomes the same clear error. */
-  private tooLarge(err: unknown, runId: string, key: string, size: number): unknown {
-    const tooBig = isErrorNamed(err, "ValidationException") && /maximum allowed size/i.test((err as Error).message);
-    return tooBig ? new RecordTooLargeError(runId, key, size) : err;
-  }
-}
-
-/** DynamoDB refused a conditional write; `Item` is the item as it was (ReturnValuesOnConditionCheckFailure). */
-function conditionFailed(err: unknown): err is { Item?: Item } {
-  return isErrorNamed(err, "ConditionalCheckFailedException");
 }
 
 function metaKey(runId: string): Item {

@@ -2,6 +2,7 @@
  * Errors of the AWS adapters. Like the core's, each has a literal `name` and says whether
  * retrying can help.
  */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { WaymarkError } from "../core/errors.ts";
 
 /** DynamoDB's item size limit: 400 KB, attribute names included. */
@@ -107,6 +108,17 @@ export class ContendedWriteError extends WaymarkError {
   ) {
     super(`run "${runId}": its meta item changed under ${tries} tries to mark it due; retry`);
   }
+}
+
+/** DynamoDB refused a conditional write; `Item` is the item as it was (ReturnValuesOnConditionCheckFailure). */
+export function conditionFailed(err: unknown): err is { Item?: Record<string, AttributeValue> } {
+  return isErrorNamed(err, "ConditionalCheckFailedException");
+}
+
+/** DynamoDB's own size refusal of an item (our estimate undercounted) as the same clear error; any other error as it is. */
+export function sizeRefusal(err: unknown, runId: string, key: string, size: number): unknown {
+  const tooBig = isErrorNamed(err, "ValidationException") && /maximum allowed size/i.test((err as Error).message);
+  return tooBig ? new RecordTooLargeError(runId, key, size) : err;
 }
 
 /** True when `err` is an AWS SDK error of this name (SDK errors carry the error code in `name`). */

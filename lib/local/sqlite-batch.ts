@@ -192,10 +192,11 @@ export class AppendBatcher {
   constructor(db: Database) {
     // The probe rides on the write: a scalar subquery in RETURNING, one lookup in the primary
     // key's index (it asks whether the key is recorded, not for its body: no table row read).
-    // Positional parameters and rows as arrays: no object bound or built per append (with the
-    // body's read and named parameters it cost 1.12x the raw INSERT, this way 1.03x:
-    // bench/insert-variants.ts). `.all()` steps the statement to its end, so SQLite's WAL hook
-    // (the automatic checkpoint) runs as after any other commit.
+    // Positional parameters and rows as arrays: no object bound or built per append (one
+    // interleaved run here: 1.12x the raw INSERT with the body's read and named parameters,
+    // 1.03x this way; bench/insert-variants.ts, whose forms differ by less than its noise on
+    // other runs). `.all()` steps the statement to its end, so SQLite's WAL hook (the automatic
+    // checkpoint) runs as after any other commit.
     this.insert = db
       .prepare<Params, [1 | null]>(`
         INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
