@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
+import { setJournalCacheBudget } from "./journal-rows.ts";
 import { type MissingDependencyError, sqliteDriver } from "./sqlite-driver.ts";
 
 /** A better-sqlite3 connection. */
@@ -79,6 +80,12 @@ export type Durability = "normal" | "full";
 export interface LocalDatabaseOptions {
   /** What a returned commit survives. Default `"normal"`. See {@link Durability}. */
   durability?: Durability;
+  /**
+   * About how many bytes of record text the connection keeps in memory of the journals it read
+   * or wrote lately, so that a run's next replay reads none of them from the file again while no
+   * other process has written to it. Default 32 MiB; 0 keeps none.
+   */
+  journalCacheBytes?: number;
 }
 
 /**
@@ -106,6 +113,7 @@ export function openLocalDatabase(file: string, options: LocalDatabaseOptions = 
     enableWal(db);
     db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
     migrate(db);
+    if (options.journalCacheBytes !== undefined) setJournalCacheBudget(db, options.journalCacheBytes);
     return db;
   } catch (err) {
     db.close();

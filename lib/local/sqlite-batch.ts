@@ -25,6 +25,7 @@ import type { AppendResult, StoredRecord } from "../ports.ts";
 import { runIdOfJournal } from "../core/run/journal-ids.ts";
 import { sameBody } from "../core/retried-writes.ts";
 import type { Database } from "./database.ts";
+import { JournalRows } from "./journal-rows.ts";
 import { type RecordRow, toJson, toRecord } from "./sqlite-rows.ts";
 
 /** A write waiting for the next group commit: the statements it runs. */
@@ -75,6 +76,8 @@ export class WriteQueue {
   /** The run of the writes committed in this turn of the event loop (`SEVERAL` once two differed). */
   private turnRun: string | undefined | typeof SEVERAL = undefined;
   private turnEndScheduled = false;
+  /** What to do once the commit being made returned or failed (`afterCommit`). */
+  private committed: Array<(ok: boolean) => void> = [];
 
   /** The queue of `db` (one per connection, shared by every store over it). */
   static of(db: Database): WriteQueue {
@@ -87,9 +90,11 @@ export class WriteQueue {
     // IMMEDIATE: the write lock first, so a writer in another process cannot slip in between.
     this.writeMany = db.transaction((batch: readonly Pending[]) =>
       batch.map((p) => {
+        const mark = this.committed.length;
         try {
           return p.run();
         } catch (err) {
+          this.settle(false, mark);
           // A statement's own failure leaves the transaction open: only that write fails. One
           // that ended the transaction (an I/O error) fails them all, as nothing was kept.
           if (!db.inTransaction) throw err;
@@ -109,6 +114,15 @@ export class WriteQueue {
       if (this.endOfTurn) setImmediate(this.flushTurn);
       else afterMicrotasks(this.tick);
     });
+  }
+
+  /**
+   * Calls `then(true)` once the commit that holds the write being run has returned, `then(false)`
+   * if that write or its commit failed (what it changed may or may not be in the file). Only
+   * from inside a write.
+   */
+  afterCommit(then: (ok: boolean) => void): void {
+    this.committed.push(then);
   }
 
   /** Waits while writes keep arriving (one more microtask turn each time), then commits them. */
@@ -148,6 +162,13 @@ export class WriteQueue {
     this.turnRun = undefined;
   };
 
+  /** Runs and forgets the `afterCommit` callbacks from `from` on. */
+  private settle(ok: boolean, from = 0): void {
+    if (this.committed.length <= from) return;
+    const then = this.committed.splice(from);
+    for (const fn of then) fn(ok);
+  }
+
   /** Commits the queue: a batch of one as it is (its own statement or transaction), else one transaction. */
   private readonly flush = (): void => {
     const batch = this.queue;
@@ -159,9 +180,11 @@ export class WriteQueue {
       try {
         result = p.run();
       } catch (err) {
+        this.settle(false);
         p.reject(err);
         return;
       }
+      this.settle(true);
       p.resolve(result as never);
       return;
     }
@@ -169,9 +192,11 @@ export class WriteQueue {
     try {
       results = this.writeMany(batch);
     } catch (err) {
+      this.settle(false);
       for (const p of batch) p.reject(err);
       return;
     }
+    this.settle(true);
     batch.forEach((p, i) => {
       const r = results[i];
       if (r instanceof Failed) p.reject(r.error);
@@ -188,6 +213,7 @@ export class AppendBatcher {
   private readonly insert: Statement<Params, [1 | null]>;
   private readonly select: Statement<[string, string], RecordRow>;
   private readonly writes: WriteQueue;
+  private readonly rows: JournalRows;
 
   constructor(db: Database) {
     // The probe rides on the write: a scalar subquery in RETURNING, one lookup in the primary
@@ -204,6 +230,7 @@ export class AppendBatcher {
       .raw();
     this.select = db.prepare<[string, string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? AND key = ?");
     this.writes = WriteQueue.of(db);
+    this.rows = JournalRows.of(db);
   }
 
   /** Queues `record` for the next group commit; resolves once that commit returned. */
@@ -215,8 +242,12 @@ export class AppendBatcher {
   /** One append inside the current transaction (or autocommitted alone). */
   private one(journalId: string, record: StoredRecord, body: string, probeKey: string | undefined): AppendResult {
     const probe = probeKey ?? null;
-    const row = this.insert.all(journalId, record.key, body, record.lateFor ?? null, journalId, probe)[0];
+    const lateFor = record.lateFor ?? null;
+    const row = this.insert.all(journalId, record.key, body, lateFor, journalId, probe)[0];
     if (row) {
+      // Written: the journal's kept rows (journal-rows.ts) take it once it is committed.
+      const rows = this.rows;
+      this.writes.afterCommit((ok) => (ok ? rows.added(journalId, record.key, body, lateFor) : rows.drop(journalId)));
       if (probe === null) return { written: true };
       // Found (a cancellation: rare): the whole record, read (write-once: it is the one probed).
       return { written: true, probed: row[0] === null ? null : this.probed(journalId, probe) };

@@ -61,15 +61,21 @@ export function toRecord(row: RecordRow): StoredRecord {
   return record;
 }
 
-/** Record rows as arrays (key, body, late_for, bytes of key and body), and their total size. */
-export function toRecords(rows: ReadonlyArray<readonly [string, string, string | null, number]>): { records: StoredRecord[]; bytes: number } {
+/**
+ * Record rows as arrays (key, body, late_for, bytes of key and body), and their total size. A
+ * row whose size is not yet counted (-1: kept from an append, journal-rows.ts) is counted here, once.
+ */
+export function toRecords(rows: ReadonlyArray<[string, string, string | null, number]>): { records: StoredRecord[]; bytes: number } {
   let bytes = 0;
   const records = new Array<StoredRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const [key, body, lateFor, size] = rows[i]!;
+    const row = rows[i]!;
+    const [key, body, lateFor] = row;
     const record: StoredRecord = { key, body: JSON.parse(body) };
     if (lateFor !== null) record.lateFor = lateFor;
     records[i] = record;
+    let size = row[3];
+    if (size < 0) row[3] = size = Buffer.byteLength(key) + Buffer.byteLength(body);
     bytes += size;
   }
   return { records, bytes };

@@ -39,13 +39,12 @@ import type { Database } from "./database.ts";
 import { type Applied, freshRunMeta, type Granted, JournalStoreBase } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
+import { JournalRows, type RecordCells } from "./journal-rows.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
 import { ENDED_STATUSES, fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord, toRecords } from "./sqlite-rows.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 type Params = Record<string, string | number | null>;
-/** A record row as `selectRecords` returns it: key, body, late_for, and the key's and body's UTF-8 bytes. */
-type RecordCells = [string, string, string | null, number];
 
 const NOT_FINISHED = `status NOT IN ${ENDED_STATUSES}`;
 const DEFAULT_PAGE = 100;
@@ -89,7 +88,9 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   private readonly selectDue: Statement<[number, number], RunRow>;
   /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
-  private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; records: RecordCells[] } | undefined;
+  private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; journalId: string; records: RecordCells[] } | undefined;
+  /** The rows of journals read lately, while exact (journal-rows.ts). */
+  private readonly rows: JournalRows;
   private readonly acquire: (runId: string, req: AcquireRequest) => Granted;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
   private readonly flow: FlowStatements;
@@ -163,8 +164,11 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     // A read transaction: the meta row and the records come from one snapshot.
     this.readJournal = db.transaction((runId: string, incarnation: number | undefined) => {
       const run = this.selectRun.get(runId);
-      return run && { run, records: this.selectRecords.all(journalIdOf(runId, incarnation ?? run.incarnation)) };
+      if (!run) return undefined;
+      const journalId = journalIdOf(runId, incarnation ?? run.incarnation);
+      return { run, journalId, records: this.selectRecords.all(journalId) };
     });
+    this.rows = JournalRows.of(db);
     const acquire = db.transaction((runId: string, req: AcquireRequest): Granted => {
       const expiresAt = req.now + req.ttlMs;
       const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null, dueBy: req.dueBy ?? null });
@@ -185,7 +189,11 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     const purge = db.transaction((finishedBefore: number, limit: number): PurgedRun[] =>
       selectExpired.all(finishedBefore, limit).map((row) => {
         // Every incarnation's journal (continueAsNew), not just the first.
-        for (let k = 1; k <= row.incarnation; k++) deleteRecords.run(journalIdOf(row.run_id, k));
+        for (let k = 1; k <= row.incarnation; k++) {
+          const journalId = journalIdOf(row.run_id, k);
+          deleteRecords.run(journalId);
+          this.rows.drop(journalId);
+        }
         deleteWakes.run(row.run_id);
         deleteRun.run(row.run_id, row.created_at);
         return { runId: row.run_id, createdAt: row.created_at };
@@ -198,7 +206,12 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
 
   /** `step.transact`: the user's writes and the record in one IMMEDIATE transaction (sqlite-tables.ts). */
   async transactRecord(runId: string, record: StoredRecord, ops: readonly TxOp[], _requestId: string): Promise<TransactResult> {
-    return this.tables.commit(runId, record, ops);
+    try {
+      return this.tables.commit(runId, record, ops);
+    } finally {
+      // Its own transaction, beside the write queue: the journal is read from the file next time.
+      this.rows.drop(runId);
+    }
   }
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
@@ -217,9 +230,23 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     return row && toMeta(row);
   }
 
+  /**
+   * The run and its journal from one snapshot. The records come from the connection's kept rows
+   * when no other connection has committed since they were read (journal-rows.ts): the run's
+   * row is read first, the data version after it.
+   */
   async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
+    const run = this.selectRun.get(runId);
+    if (run) {
+      const kept = this.rows.get(journalIdOf(runId, options.incarnation ?? run.incarnation), run.created_at, this.rows.version());
+      if (kept) return { run: toMeta(run), ...toRecords(kept) };
+    }
+    // Read before the snapshot: a commit in between makes the kept rows look older than they are, never newer.
+    const version = this.rows.version();
     const read = this.readJournal(runId, options.incarnation);
-    return read && { run: toMeta(read.run), ...toRecords(read.records) };
+    if (!read) return undefined;
+    this.rows.fill(read.journalId, read.run.created_at, version, read.records);
+    return { run: toMeta(read.run), ...toRecords(read.records) };
   }
 
   protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
@@ -268,7 +295,12 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async markLate(runId: string, key: string, waitStepId: string): Promise<void> {
-    await this.writes.write(runId, () => this.setLate.run(waitStepId, runId, key));
+    const rows = this.rows;
+    await this.writes.write(runId, () => {
+      // A row changed in place: the journal is read from the file next time, whatever the commit did.
+      this.writes.afterCommit(() => rows.drop(runId));
+      return this.setLate.run(waitStepId, runId, key);
+    });
   }
 
   async markDue(runId: string, at: number): Promise<void> {

@@ -1,0 +1,160 @@
+/**
+ * The journal rows a SQLite connection keeps in memory (lib/local/journal-rows.ts): a load
+ * served from them is exactly what the file holds, whoever wrote it — this connection through
+ * the store (appends alone and in batches, refused ones, a batch whose transaction fails,
+ * `markLate`, `step.transact`, retention), or another connection to the same file. Each load is
+ * compared with a load through a second connection that keeps nothing.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { StoredRecord } from "../../lib/ports.ts";
+import { type Database, openLocalDatabase } from "../../lib/local/database.ts";
+import { WriteQueue } from "../../lib/local/sqlite-batch.ts";
+import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "waymark-journal-rows-"));
+let files = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Pair {
+  db: Database;
+  store: SqliteJournalStore;
+  /** Another connection to the same file, keeping nothing: what the file holds. */
+  other: Database;
+  otherStore: SqliteJournalStore;
+  close(): void;
+}
+
+function pair(journalCacheBytes?: number): Pair {
+  const file = join(dir, `j${++files}.db`);
+  const db = openLocalDatabase(file, journalCacheBytes === undefined ? {} : { journalCacheBytes });
+  const other = openLocalDatabase(file, { journalCacheBytes: 0 });
+  return {
+    db,
+    store: new SqliteJournalStore(db),
+    other,
+    otherStore: new SqliteJournalStore(other),
+    close: () => {
+      db.close();
+      other.close();
+    },
+  };
+}
+
+const step = (i: number, result: unknown = i): StoredRecord => ({ key: `step#s${i}`, body: { type: "step", stepId: `s${i}`, result } });
+
+/** The journal as `p.store` loads it, and as the file holds it (the other connection). */
+async function both(p: Pair, runId: string) {
+  const kept = await p.store.loadJournal(runId);
+  const file = await p.otherStore.loadJournal(runId);
+  return { kept, file };
+}
+
+async function expectExact(p: Pair, runId: string): Promise<StoredRecord[]> {
+  const { kept, file } = await both(p, runId);
+  expect(kept).toBeDefined();
+  expect(kept).toEqual(file);
+  return kept!.records;
+}
+
+async function created(p: Pair, runId: string, createdAt = 1_000): Promise<void> {
+  await p.store.createRun({ runId, workflow: "w", input: null, createdAt });
+}
+
+describe("the journal rows a SQLite connection keeps", () => {
+  it("serves a journal read before, with this connection's appends since, alone and in batches, byte counts included", async () => {
+    const p = pair();
+    await created(p, "r");
+    await expectExact(p, "r");
+    await p.store.appendRecord("r", step(1));
+    await Promise.all([2, 3, 4].map((i) => p.store.appendRecord("r", step(i, { text: "é😀".repeat(i) }))));
+    // Our own earlier write, answered again (its first answer lost): nothing new.
+    expect(await p.store.appendRecord("r", step(1))).toEqual({ written: true });
+    // Lost the write-once race: the stored record stands, nothing new.
+    expect((await p.store.appendRecord("r", step(2, "other"))).written).toBe(false);
+    const records = await expectExact(p, "r");
+    expect(records.map((r) => r.key)).toEqual(["step#s1", "step#s2", "step#s3", "step#s4"]);
+    p.close();
+  });
+
+  it("reads the file again once another connection has committed: its appends and its markLate are seen", async () => {
+    const p = pair();
+    await created(p, "r");
+    await p.store.appendRecord("r", step(1));
+    await expectExact(p, "r");
+    await p.otherStore.appendRecord("r", step(2));
+    expect((await expectExact(p, "r")).map((r) => r.key)).toEqual(["step#s1", "step#s2"]);
+    await p.otherStore.markLate("r", "step#s1", "w1");
+    expect((await expectExact(p, "r"))[0]).toEqual({ ...step(1), lateFor: "w1" });
+    p.close();
+  });
+
+  it("sees this connection's markLate, step.transact record and a refused append in a batch", async () => {
+    const p = pair();
+    await created(p, "r");
+    await p.store.appendRecord("r", step(1));
+    await expectExact(p, "r");
+    await p.store.markLate("r", "step#s1", "w1");
+    expect((await expectExact(p, "r"))[0]?.lateFor).toBe("w1");
+    expect(await p.store.transactRecord("r", step(2), [], "req-1")).toEqual({ written: true });
+    expect((await expectExact(p, "r")).map((r) => r.key)).toEqual(["step#s1", "step#s2"]);
+    // One append of a batch refused by its statement: the others are kept, it is not.
+    p.db.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON records WHEN NEW.key = 'step#s4' BEGIN SELECT RAISE(ABORT, 'refused for the test'); END");
+    const answers = await Promise.allSettled([3, 4, 5].map((i) => p.store.appendRecord("r", step(i))));
+    expect(answers.map((a) => a.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((await expectExact(p, "r")).map((r) => r.key)).toEqual(["step#s1", "step#s2", "step#s3", "step#s5"]);
+    p.close();
+  });
+
+  it("keeps nothing of a batch whose transaction failed", async () => {
+    const p = pair();
+    await created(p, "r");
+    await p.store.appendRecord("r", step(1));
+    await expectExact(p, "r");
+    // In one batch: an append, then a write that ends the transaction (as an I/O error would).
+    const answers = await Promise.allSettled([
+      p.store.appendRecord("r", step(2)),
+      WriteQueue.of(p.db).write("r", () => {
+        p.db.exec("ROLLBACK");
+        throw new Error("the transaction is gone");
+      }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(["rejected", "rejected"]);
+    expect((await expectExact(p, "r")).map((r) => r.key)).toEqual(["step#s1"]);
+    p.close();
+  });
+
+  it("does not serve a purged run's journal to the run created again under its id", async () => {
+    const p = pair();
+    await created(p, "r", 1_000);
+    await p.store.appendRecord("r", step(1, "first run"));
+    await expectExact(p, "r");
+    expect(await p.store.finishRun("r", { status: "completed", now: 2_000, result: 1, expect: { neverInvoked: true } })).toBe(true);
+    expect((await p.store.purgeExpired(2_000 + 31 * 86_400_000, 10)).map((r) => r.runId)).toEqual(["r"]);
+    await created(p, "r", 3_000);
+    expect(await expectExact(p, "r")).toEqual([]);
+    await p.store.appendRecord("r", step(1, "second run"));
+    expect(await expectExact(p, "r")).toEqual([step(1, "second run")]);
+    p.close();
+  });
+
+  it("serves kept rows without reading the file (a change behind the store's back is not seen), and with journalCacheBytes 0 reads it every time", async () => {
+    for (const budget of [undefined, 0]) {
+      const p = pair(budget);
+      await created(p, "r");
+      await p.store.appendRecord("r", step(1));
+      await p.store.loadJournal("r");
+      // On the same connection, beside the store: not a write the store can see.
+      p.db.prepare("UPDATE records SET body = ? WHERE run_id = 'r'").run(JSON.stringify({ type: "step", stepId: "s1", result: "changed" }));
+      const records = (await p.store.loadJournal("r"))?.records;
+      expect(records?.[0]?.body).toEqual({ type: "step", stepId: "s1", result: budget === 0 ? "changed" : 1 });
+      p.close();
+    }
+  });
+
+  it("refuses a budget that is not a number of bytes", () => {
+    expect(() => openLocalDatabase(join(dir, `j${++files}.db`), { journalCacheBytes: -1 })).toThrow(/journalCacheBytes/);
+  });
+});
