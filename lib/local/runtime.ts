@@ -46,6 +46,12 @@ export interface LocalRuntimeOptions {
    * at once) share one commit, so one fsync.
    */
   durability?: Durability;
+  /**
+   * About how many bytes of record text the runtime keeps in memory of the journals it read or
+   * wrote lately, so a run's next replay reads none of them from the file while no other process
+   * wrote to it. Default 32 MiB; 0 keeps none.
+   */
+  journalCacheBytes?: number;
   /** Most runs invoked at once. Default 8. */
   concurrency?: number;
   /** Longest idle pause between polls of the wake table (other processes may add wakes). Default 50 ms. */
@@ -160,7 +166,10 @@ export class LocalRuntime {
   constructor(private readonly o: LocalRuntimeOptions) {
     this.file = o.file ?? ".waymark/journal.db";
     this.leaseTtlMs = o.leaseTtlMs ?? 10_000;
-    this.db = openLocalDatabase(this.file, o.durability === undefined ? {} : { durability: o.durability });
+    this.db = openLocalDatabase(this.file, {
+      ...(o.durability === undefined ? {} : { durability: o.durability }),
+      ...(o.journalCacheBytes === undefined ? {} : { journalCacheBytes: o.journalCacheBytes }),
+    });
     this.store = new SqliteJournalStore(this.db, { ...(o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays }), ...(o.tables ? { tables: o.tables } : {}) });
     this.pollMs = o.pollIntervalMs ?? 50;
     // Wakes due now interrupt the idle pause instead of waiting for the next poll.

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StoredRecord } from "../../lib/ports.ts";
 import { type Database, openLocalDatabase } from "../../lib/local/database.ts";
+import { createLocalRuntime } from "../../lib/local/runtime.ts";
 import { WriteQueue } from "../../lib/local/sqlite-batch.ts";
 import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
 
@@ -154,7 +155,8 @@ describe("the journal rows a SQLite connection keeps", () => {
     }
   });
 
-  it("refuses a budget that is not a number of bytes", () => {
+  it("refuses a budget that is not a number of bytes, given to the database or the local runtime", () => {
     expect(() => openLocalDatabase(join(dir, `j${++files}.db`), { journalCacheBytes: -1 })).toThrow(/journalCacheBytes/);
+    expect(() => createLocalRuntime({ workflows: [], file: join(dir, `j${++files}.db`), journalCacheBytes: Number.NaN })).toThrow(/journalCacheBytes/);
   });
 });
