@@ -3,6 +3,16 @@ import type { RecordedDelivery } from "./delivery-order.ts";
 import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord, CancelRecord, ParentRecord } from "./records.ts";
 import { parseRecord } from "./records.ts";
 
+/**
+ * The records a signal's deliverer reads (`JournalView.parse`'s `only`): waits and sleeps, their
+ * resolutions, the signals. Not the steps that ran, their attempts and start markers: in a long
+ * run those are nearly all of the journal, and the invocation that replays it checks every one.
+ */
+export function waitsAndSignals(key: string, body: unknown): boolean {
+  if (key.startsWith("step#")) return typeof body !== "object" || body === null || (body as { kind?: unknown }).kind !== "run";
+  return key.startsWith("resolution#") || key.startsWith("signal#");
+}
+
 /** A signal as the journal holds it, with its audit mark. */
 export type JournaledSignal = SignalRecord & { lateFor?: string };
 
@@ -25,10 +35,13 @@ export class JournalView {
   private parentRecord: ParentRecord | undefined;
   private buffered: JournaledSignal[] | undefined;
 
-  /** Throws `JournalFormatError` naming the first unreadable record. */
-  static parse(runId: string, stored: readonly StoredRecord[]): JournalView {
+  /**
+   * Throws `JournalFormatError` naming the first unreadable record. With `only`, the records it
+   * refuses are neither read nor checked (see {@link waitsAndSignals}).
+   */
+  static parse(runId: string, stored: readonly StoredRecord[], only?: (key: string, body: unknown) => boolean): JournalView {
     const view = new JournalView();
-    for (const s of stored) view.add(parseRecord(runId, s.key, s.body), s.lateFor);
+    for (const s of stored) if (only === undefined || only(s.key, s.body)) view.add(parseRecord(runId, s.key, s.body), s.lateFor);
     return view;
   }
 

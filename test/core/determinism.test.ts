@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { durable, JournalFormatError, SerializationError } from "waymark";
 import { createTestRuntime } from "waymark/testing";
 import { Empty } from "./helpers.ts";
@@ -103,5 +104,22 @@ describe("journaled values", () => {
     const invocations = rt.invocations.filter((i) => i.runId === "f1").length;
     await rt.advance("7d");
     expect(rt.invocations.filter((i) => i.runId === "f1").length).toBe(invocations);
+  });
+
+  it("delivers a signal to its wait past a finished step's record this code cannot read (the deliverer reads waits and signals only); the invocation it wakes fails the run naming that record", async () => {
+    const wf = durable({ name: "format-wait", input: Empty, signals: { go: z.object({}) } }, async (_in, step) => {
+      await step.run("a", () => 1);
+      const got = await step.waitForSignal("go", { timeout: "1h" });
+      return got.received;
+    });
+    const rt = createTestRuntime({ workflows: [wf] });
+    await rt.start(wf, { runId: "f2", input: {} });
+    expect((await rt.get("f2")).status).toBe("suspended");
+    await rt.store.appendRecord("f2", { key: "step#later", body: { v: 2, type: "step", kind: "run", stepId: "later", at: 0 } });
+    // Before, the sender heard the JournalFormatError and the run slept on until its timeout.
+    expect(await rt.signal("f2", "go", {})).toMatchObject({ status: "delivered", waitId: "go" });
+    const run = await rt.get("f2");
+    expect(run.status).toBe("failed");
+    expect(run.error?.message).toBe('run "f2": journal record "step#later" cannot be read by this code: record format version 2, this code reads version 1');
   });
 });

@@ -3,7 +3,7 @@
  * of a race learns the winner's record), and a cancellation request that every append can see.
  */
 import type { AppendResult, Journal, StoredRecord } from "../../ports.ts";
-import { JournalView } from "../journal-view.ts";
+import { JournalView, waitsAndSignals } from "../journal-view.ts";
 import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, parseRecord } from "../records.ts";
 import { sameBody } from "../retried-writes.ts";
 import type { Grant } from "./leases.ts";
@@ -66,7 +66,7 @@ export async function signalArrived(p: RunPorts, g: Grant, waits: ReadonlyArray<
   if (signalWaits.length === 0) return false;
   const fresh = await load(p, g);
   if (!fresh) return false;
-  const view = JournalView.parse(g.runId, fresh.records);
+  const view = JournalView.parse(g.runId, fresh.records, waitsAndSignals);
   return signalWaits.some((w) => view.resolution(w.stepId) !== undefined || view.bufferedSignals(w.signal ?? "", w.stepId).length > 0);
 }
 

@@ -11,7 +11,7 @@
  * first incarnation a delivery leaves a `delivery` record in the first journal as that anchor.
  */
 import { RunNotFoundError, SignalConflictError, WaitResolvedError, type WaitDecision } from "../errors.ts";
-import { JournalView } from "../journal-view.ts";
+import { JournalView, waitsAndSignals } from "../journal-view.ts";
 import { JOURNAL_VERSION, type ResolutionRecord, type SignalRecord, type StepRecord, keys, parseRecord } from "../records.ts";
 import { canonicalJson } from "../json.ts";
 import { followIncarnation } from "./cancel.ts";
@@ -58,7 +58,7 @@ export async function consumedIn(p: RunPorts, runId: string, journalId: string, 
   const at = journalId.lastIndexOf("~");
   const incarnation = at < 0 ? 1 : Number(journalId.slice(at + 1));
   const journal = await p.store.loadJournal(runId, { incarnation });
-  return journal !== undefined && findResolutionOf(JournalView.parse(runId, journal.records), signalId) !== undefined;
+  return journal !== undefined && findResolutionOf(JournalView.parse(runId, journal.records, waitsAndSignals), signalId) !== undefined;
 }
 
 /**
@@ -101,7 +101,7 @@ export async function resolveSignal(p: RunPorts, runId: string, name: string, si
   const journal = await store.loadJournal(runId);
   if (!journal) throw new RunNotFoundError(runId);
   const journalId = journalIdOf(runId, journal.run.incarnation);
-  const view = JournalView.parse(runId, journal.records);
+  const view = JournalView.parse(runId, journal.records, waitsAndSignals);
   const consumedBy = findResolutionOf(view, signalId);
   if (consumedBy) {
     // A retried delivery: the first may have died before its wake went out, so send it again.

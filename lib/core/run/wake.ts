@@ -5,7 +5,7 @@
  * the dashboard's button and `client.wake` come here.
  */
 import { RunFinishedError, RunNotFoundError } from "../errors.ts";
-import { JournalView } from "../journal-view.ts";
+import { JournalView, waitsAndSignals } from "../journal-view.ts";
 import { JOURNAL_VERSION, keys } from "../records.ts";
 import { journalIdOf } from "./journal-ids.ts";
 import { ended, wakeNow } from "./leases.ts";
@@ -20,7 +20,7 @@ export async function wakeSleeps(p: RunPorts, runId: string, stepId?: string): P
   const journal = await p.store.loadJournal(runId);
   if (!journal) throw new RunNotFoundError(runId);
   if (ended(journal.run)) throw new RunFinishedError(runId, journal.run.status);
-  const view = JournalView.parse(runId, journal.records);
+  const view = JournalView.parse(runId, journal.records, waitsAndSignals);
   const now = p.clock.now();
   const asleep = view.stepIds().filter((id) => {
     const s = view.step(id);
