@@ -19,8 +19,10 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
   const resolutions = new Map<string, HistoryEntry["record"] & { type: "resolution" }>();
   const signals = new Map<string, HistoryEntry["record"] & { type: "signal" }>();
   const attempts = new Map<string, number>();
+  const late = new Set<string>();
   for (const e of entries) {
     const r = e.record;
+    if (r?.type === "place") late.add(r.stepId);
     if (r?.type === "resolution") resolutions.set(r.stepId, r);
     if (r?.type === "signal") signals.set(r.signalId, r);
     if (r?.type === "attempt") attempts.set(r.stepId, Math.max(attempts.get(r.stepId) ?? 0, r.attempt));
@@ -36,7 +38,9 @@ export function timelineRows(entries: readonly HistoryEntry[]): TimelineRow[] {
       // Honest counts: an at-least-once body may also have run in invocations that died before
       // recording it (`possibleReruns`); an at-most-once body ran exactly `attempts` times.
       const counted = r.semantics === "at-most-once" ? `${r.attempts} (at-most-once)` : r.possibleReruns ? `${r.attempts} (+ up to ${r.possibleReruns} lost to crashes)` : String(r.attempts);
-      rows.push({ step: r.stepId, kind: "run", status: r.status, attempts: counted, duration: elapsedText(r.startedAt, r.at), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
+      // Late: written by an invocation that had lost its lease, after the holder went on without it.
+      const status = late.has(r.stepId) ? `${r.status}, late` : r.status;
+      rows.push({ step: r.stepId, kind: "run", status, attempts: counted, duration: elapsedText(r.startedAt, r.at), preview: r.status === "ok" ? preview(r.result) : `${r.error?.name}: ${r.error?.message}` });
     } else if (r.type === "step" && r.kind === "sleep") {
       rows.push({ step: r.stepId, kind: "sleep", status: "until", attempts: "", duration: elapsedText(r.at, r.wakeAt), preview: instantText(r.wakeAt) });
     } else if (r.type === "step" && r.kind === "wait") {

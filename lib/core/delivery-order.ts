@@ -4,21 +4,26 @@
  * Step ids are allocated when a step is called (`save`, `save#2`, …). In concurrent branches a
  * call often follows an `await` of another step, so the order of those calls depends on which
  * step finished first. Live, that is real completion order; on replay, recorded results would
- * all be ready at once. So every `run` record carries `seq`, the position of its delivery, and
- * replay releases recorded results in that order, letting each continuation run (a macrotask)
- * before the next result is released. Sequential code never waits: the next result is always
- * the one it asks for.
+ * all be ready at once. So every `run` record carries `seq`, the position of its delivery in its
+ * scope, and replay releases recorded results in that order, letting each continuation run (a
+ * macrotask) before the next result is released. Sequential code never waits: the next result
+ * is always the one it asks for.
  *
- * The order is derived from the records alone, whatever interleaving wrote them: two
- * invocations of one run (a process frozen past its lease, a zombie Lambda) can both write a
- * record with the same `seq` under different step ids, neither seeing the other's. The later
- * invocation's comes first (its `inv`): it holds the run's lease, and went on from its own
- * record — a compensation it began is in the journal, and replay must reach it the way it did.
- * The earlier one's only ends a body that was running when it lost the lease (it starts
- * nothing more), and is delivered next, as that invocation would have found it. Then by write
- * time and by step id, so every replay decides the same way and no result waits for a position
- * that was already taken (simulator seed 177154612: a zombie's step and the holder's cancelled
- * sibling at one position, the holder's compensation after it).
+ * The order is derived from the records alone, whatever interleaving wrote them. Two
+ * invocations of one run can both write (a process frozen past its lease, a zombie Lambda): the
+ * one that lost its lease only ends bodies that were running (it starts nothing more), and such
+ * a late record may land after the invocation holding the lease loaded the journal. The holder
+ * never delivered it: it went on without it, and replay must go the way it went. An invocation
+ * numbers its positions from one past the largest it loaded, so a record is late for a later
+ * invocation exactly when that invocation wrote a position at or before the record's own (it
+ * had not loaded it). A late record is delivered after every recorded position, as a result
+ * that arrives now (simulator seeds 177154612 and 2013304793: a zombie's step at the position of
+ * the holder's cancelled sibling, and before the holder's compensations).
+ *
+ * Where that position is, is decided once: the invocation that finds a late record journals its
+ * place (`place#<stepId>`, see {@link lateDeliveries}) before it runs any code, so an invocation
+ * that loaded the journal before the late record landed, and wrote positions past it, is not
+ * misread as having delivered it.
  */
 import { systemTimers, type Timers } from "../ports.ts";
 
@@ -31,9 +36,119 @@ export interface RecordedDelivery {
   stepId: string;
 }
 
+/** A journaled place of a late record: its delivery position, and the invocation that decided it. */
+export interface Placement {
+  seq: number;
+  inv: number;
+}
+
+/**
+ * The scope a step id belongs to: everything up to its last `]/` — `notify[3]/send` is in
+ * `notify[3]/` — or the workflow's own scope (`""`). Step names cannot hold `[` or `]`, so a
+ * scope is never mistaken for a name. Each scope numbers its delivery positions apart.
+ */
+export function scopeOf(stepId: string): string {
+  const at = stepId.lastIndexOf("]/");
+  return at < 0 ? "" : stepId.slice(0, at + 2);
+}
+
 /** The order in which recorded results are released, from the records alone. */
 export function deliveryOrder(recorded: readonly RecordedDelivery[]): RecordedDelivery[] {
   return [...recorded].sort((a, b) => a.seq - b.seq || b.inv - a.inv || a.at - b.at || (a.stepId < b.stepId ? -1 : a.stepId > b.stepId ? 1 : 0));
+}
+
+/**
+ * False when no invocation wrote a position at or before one of an earlier invocation's, in any
+ * scope (every replay but a zombie's aftermath): positions compared across scopes too, so a
+ * true only sends the journal to the exact check.
+ */
+function mayBeLate(recorded: readonly RecordedDelivery[]): boolean {
+  const lowest = new Map<number, number>();
+  const highest = new Map<number, number>();
+  // Records mostly come in runs of one invocation's (write order): the maps are touched per run.
+  let inv = NaN;
+  let lo = Infinity;
+  let hi = -Infinity;
+  const flush = () => {
+    if (Number.isNaN(inv)) return;
+    lowest.set(inv, Math.min(lo, lowest.get(inv) ?? Infinity));
+    highest.set(inv, Math.max(hi, highest.get(inv) ?? -Infinity));
+  };
+  for (const d of recorded) {
+    if (d.inv !== inv) {
+      flush();
+      inv = d.inv;
+      lo = Infinity;
+      hi = -Infinity;
+    }
+    if (d.seq < lo) lo = d.seq;
+    if (d.seq > hi) hi = d.seq;
+  }
+  flush();
+  if (lowest.size < 2) return false;
+  let below = -Infinity;
+  for (const inv of [...lowest.keys()].sort((a, b) => a - b)) {
+    if ((lowest.get(inv) ?? Infinity) <= below) return true;
+    below = Math.max(below, highest.get(inv) ?? -Infinity);
+  }
+  return false;
+}
+
+/**
+ * The deliveries as replay releases them: a late record at its journaled place, or (`unplaced`)
+ * at a new position past every recorded one, in its scope — the places an invocation must
+ * journal before its code runs.
+ */
+export function lateDeliveries(
+  recorded: readonly RecordedDelivery[],
+  placements: ReadonlyMap<string, Placement>,
+): { deliveries: RecordedDelivery[]; unplaced: Array<{ stepId: string; seq: number }> } {
+  if (placements.size === 0 && !mayBeLate(recorded)) return { deliveries: [...recorded], unplaced: [] };
+  const byScope = new Map<string, RecordedDelivery[]>();
+  for (const d of recorded) {
+    const scope = scopeOf(d.stepId);
+    const list = byScope.get(scope);
+    if (list) list.push(d);
+    else byScope.set(scope, [d]);
+  }
+  const deliveries: RecordedDelivery[] = [];
+  const unplaced: Array<{ stepId: string; seq: number }> = [];
+  for (const list of byScope.values()) {
+    // Each invocation's first position in this scope, over records and journaled places.
+    const first = new Map<number, number>();
+    const placed: RecordedDelivery[] = [];
+    for (const d of list) {
+      const place = placements.get(d.stepId);
+      const at = place ? { seq: place.seq, inv: place.inv } : d;
+      if (place) placed.push({ ...d, seq: place.seq });
+      const seen = first.get(at.inv);
+      if (seen === undefined || at.seq < seen) first.set(at.inv, at.seq);
+    }
+    // For each invocation, the first position any later invocation wrote in this scope.
+    const invs = [...first.keys()].sort((a, b) => b - a);
+    const laterFirst = new Map<number, number>();
+    let min = Infinity;
+    for (const inv of invs) {
+      laterFirst.set(inv, min);
+      min = Math.min(min, first.get(inv) ?? Infinity);
+    }
+    const late: RecordedDelivery[] = [];
+    let last = 0;
+    for (const d of list) {
+      last = Math.max(last, d.seq);
+      if (placements.has(d.stepId)) continue;
+      if ((laterFirst.get(d.inv) ?? Infinity) <= d.seq) late.push(d);
+      else deliveries.push(d);
+    }
+    for (const p of placed) last = Math.max(last, p.seq);
+    deliveries.push(...placed);
+    for (const d of deliveryOrder(late)) {
+      last++;
+      deliveries.push({ ...d, seq: last });
+      unplaced.push({ stepId: d.stepId, seq: last });
+    }
+  }
+  return { deliveries, unplaced };
 }
 
 export class DeliveryOrder {

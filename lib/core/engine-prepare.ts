@@ -52,6 +52,15 @@ export async function prepare(c: EngineContext, g: Grant): Promise<Prepared> {
       if (!journal) return { type: "end", result: { status: "missing" } };
       view = JournalView.parse(runId, journal.records);
     }
+    // Results an invocation that had lost its lease wrote after the holder loaded the journal:
+    // where replay delivers them is journaled once, before any code runs (delivery-order.ts).
+    // (Read again until none is left: another may land meanwhile.)
+    while (view.unplaced().length > 0) {
+      await protocol.placeLate(g, view.unplaced());
+      journal = await protocol.load(g);
+      if (!journal) return { type: "end", result: { status: "missing" } };
+      view = JournalView.parse(runId, journal.records);
+    }
   } catch (err) {
     if (err instanceof JournalFormatError) return { type: "end", result: await end(c, g, { type: "failed", error: serializeError(err) }) };
     throw err;

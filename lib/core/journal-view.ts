@@ -1,5 +1,5 @@
 import type { StoredRecord } from "../ports.ts";
-import type { RecordedDelivery } from "./delivery-order.ts";
+import { lateDeliveries, type Placement, type RecordedDelivery } from "./delivery-order.ts";
 import type { AttemptRecord, JournalRecord, ResolutionRecord, SignalRecord, StepRecord, CancelRecord, ParentRecord } from "./records.ts";
 import { parseRecord } from "./records.ts";
 
@@ -28,6 +28,8 @@ export class JournalView {
   private readonly marks = new Map<string, number>();
   private readonly consumed = new Set<string>();
   private readonly startsByStep = new Map<string, number[]>();
+  private readonly placements = new Map<string, Placement>();
+  private late: ReturnType<typeof lateDeliveries> | undefined;
   private lastInv: number | undefined;
   private lastInvSuspended = false;
   private ownRecords = 0;
@@ -86,6 +88,9 @@ export class JournalView {
       case "signal":
         this.signals.set(record.signalId, lateFor === undefined ? record : { ...record, lateFor });
         break;
+      case "place":
+        this.placements.set(record.stepId, { seq: record.seq, inv: record.inv ?? 0 });
+        break;
     }
   }
 
@@ -93,11 +98,25 @@ export class JournalView {
     return this.steps.get(stepId);
   }
 
-  /** Every recorded `run` step that has a delivery position (`seq`), with its writer and write time. */
+  /**
+   * Every recorded `run` step that has a delivery position (`seq`), with its writer and write
+   * time; a result that landed late at its place (delivery-order.ts), journaled or not yet.
+   */
   deliveries(): RecordedDelivery[] {
-    const out: RecordedDelivery[] = [];
-    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) out.push({ seq: s.seq, inv: s.inv ?? 0, at: s.at, stepId: s.stepId });
-    return out;
+    return this.lateOnes().deliveries;
+  }
+
+  /** Late results with no journaled place yet: the `place` records to write before any code runs. */
+  unplaced(): ReadonlyArray<{ stepId: string; seq: number }> {
+    return this.lateOnes().unplaced;
+  }
+
+  private lateOnes(): ReturnType<typeof lateDeliveries> {
+    if (this.late) return this.late;
+    const recorded: RecordedDelivery[] = [];
+    for (const s of this.steps.values()) if (s.kind === "run" && s.seq !== undefined) recorded.push({ seq: s.seq, inv: s.inv ?? 0, at: s.at, stepId: s.stepId });
+    this.late = lateDeliveries(recorded, this.placements);
+    return this.late;
   }
 
   /** Ids of every recorded step (`run`, `sleep`, `wait`). */

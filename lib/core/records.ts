@@ -13,6 +13,8 @@
  *   parent                 a child run's parent and the wait its end resolves
  *   delivery#<signalId>    in the first journal only: the incarnation (past the first) a signal
  *                          id was delivered to, so that a retried delivery is never made twice
+ *   place#<stepId>         where replay delivers a step's result that landed late, after an
+ *                          invocation that held the lease had loaded the journal without it
  */
 import * as z from "./shape.ts";
 import { JournalFormatError } from "./errors.ts";
@@ -151,6 +153,19 @@ export const DeliveryRecord = z.object({
   incarnation: z.number().int().positive(),
 });
 
+/**
+ * Where replay delivers a `run` step's result that an invocation which had lost its lease wrote
+ * after the lease's holder loaded the journal: the holder never saw it, so it is delivered after
+ * every position recorded when it was found (delivery-order.ts). Write-once, key
+ * `place#<stepId>`; written by the invocation that found it, before its code runs.
+ */
+export const PlaceRecord = z.object({
+  ...common,
+  type: z.literal("place"),
+  stepId: z.string(),
+  seq: z.number().int().positive(),
+});
+
 /** A request to cancel the run (`client.cancel`, or the run's own timeout): write-once, key `cancel`. */
 export const CancelRecord = z.object({
   ...common,
@@ -181,12 +196,13 @@ export type StartRecord = z.infer<typeof StartRecord>;
 export type CancelRecord = z.infer<typeof CancelRecord>;
 export type ParentRecord = z.infer<typeof ParentRecord>;
 export type DeliveryRecord = z.infer<typeof DeliveryRecord>;
+export type PlaceRecord = z.infer<typeof PlaceRecord>;
 export type SignalSender = z.infer<typeof SignalSender>;
 /**
  * Any record of a run's journal: steps, attempts, resolutions, signals, start markers, the cancel,
- * the parent and deliveries.
+ * the parent, deliveries and the places of late results.
  */
-export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord | ParentRecord | DeliveryRecord;
+export type JournalRecord = StepRecord | AttemptRecord | ResolutionRecord | SignalRecord | StartRecord | CancelRecord | ParentRecord | DeliveryRecord | PlaceRecord;
 /** A record body before the writer stamps version and time. */
 export type Unstamped<T> = T extends unknown ? Omit<T, "v" | "at"> : never;
 
@@ -199,6 +215,7 @@ export const keys = {
   cancel: () => "cancel",
   parent: () => "parent",
   delivery: (signalId: string) => `delivery#${signalId}`,
+  place: (stepId: string) => `place#${stepId}`,
 };
 
 /** The key a record is stored under. */
@@ -220,6 +237,8 @@ export function keyOf(r: JournalRecord): string {
       return keys.parent();
     case "delivery":
       return keys.delivery(r.signalId);
+    case "place":
+      return keys.place(r.stepId);
   }
 }
 
@@ -242,6 +261,8 @@ function schemaFor(body: unknown) {
       return ParentRecord;
     case "delivery":
       return DeliveryRecord;
+    case "place":
+      return PlaceRecord;
     default:
       return undefined;
   }

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AppendResult, Client, createRegistry, durable, Engine, type StoredRecord } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
+import { timelineRows } from "../../lib/cli/timeline.ts";
 
 const saves: string[] = [];
 const fanout = durable({ name: "fanout-save", input: z.object({ items: z.array(z.string()) }) }, async ({ items }, step) =>
@@ -128,5 +129,72 @@ describe("two invocations that recorded one delivery position", () => {
 
     // The next invocation replays the journal and must take the path B took.
     expect(await new Engine({ ...p, owner: "C" }).invoke("t1")).toEqual({ status: "completed", result: { undone: [], after: 0 } });
+  });
+});
+
+/**
+ * Simulator seed 2013304793. An invocation that lost its lease ends a body after the holder had
+ * gone on without it: the holder recorded a sibling's failure at the same delivery position, then
+ * its compensations. Delivering the late result right after the sibling (as a tie) let its
+ * continuation register an undo that the compensation, popping the newest first, ran instead of
+ * the holder's recorded one: NonDeterminismError. The holder never saw it: it is delivered after
+ * every recorded position, and where is journaled (`place#<stepId>`) before any code runs.
+ */
+describe("a result that lands after the holder went on without it", () => {
+  const slowBodies: Array<() => void> = [];
+  const failBodies: Array<(err: Error) => void> = [];
+  const late = durable({ name: "late-result", input: z.object({}), retries: 1 }, async (_in, step) => {
+    const saga = step.saga();
+    for (const leg of ["0", "1"]) {
+      await step.run(`book${leg}`, () => leg);
+      saga.add(`unbook${leg}`, () => leg);
+    }
+    try {
+      await Promise.all([
+        step.run("a-slow", () => new Promise<string>((resolve) => slowBodies.push(() => resolve("slow")))).then(() => saga.add("undo-a", () => "a")),
+        step.run("b-fails", () => new Promise<string>((_resolve, reject) => failBodies.push(reject))),
+      ]);
+      return "booked";
+    } catch {
+      await saga.compensate();
+      await step.sleep("cool-off", 1_000);
+      return step.run("after", () => "compensated");
+    }
+  });
+  const until = async (check: () => boolean | Promise<boolean>) => {
+    while (!(await check())) await new Promise((r) => setTimeout(r, 2));
+  };
+
+  it("delivers it after every recorded position, journals where, and replays the holder's compensations", { timeout: 15_000 }, async () => {
+    const store = new MemoryJournalStore();
+    const clock = new VirtualClock();
+    const p = { store, wakes: new MemoryWakeQueue(), clock, workflows: createRegistry([late]) };
+    await new Client(p).start(late, { runId: "l1", input: {} });
+    // A books both legs, starts both bodies, then stalls; B takes the lease and starts them again.
+    void new Engine({ ...p, owner: "A" }).invoke("l1").catch(() => {});
+    await until(() => slowBodies.length === 1 && failBodies.length === 1);
+    const holder = new Engine({ ...p, owner: "B" }).invoke("l1", { mayBreak: () => true });
+    await until(() => slowBodies.length === 2 && failBodies.length === 2);
+    // B's sibling fails: B records it, compensates both legs, and waits for its own slow body.
+    failBodies[1]?.(new Error("declined"));
+    await until(async () => (await store.getRecord("l1", "step#unbook0")) !== undefined);
+    // A's slow body ends now: its record lands at B's sibling's position, after B's compensations.
+    slowBodies[0]?.();
+    await until(async () => (await store.getRecord("l1", "step#a-slow")) !== undefined);
+    slowBodies[1]?.();
+    expect(await holder).toEqual({ status: "lost-lease" });
+    const seqOf = async (key: string) => ((await store.getRecord("l1", key))?.body as { seq?: number } | undefined)?.seq;
+    expect([await seqOf("step#b-fails"), await seqOf("step#a-slow"), await seqOf("step#unbook1"), await seqOf("step#unbook0")]).toEqual([3, 3, 4, 5]);
+
+    // C replays B's path (unbook1, then unbook0), then gets the late result, and sleeps.
+    expect(await new Engine({ ...p, owner: "C" }).invoke("l1")).toMatchObject({ status: "suspended" });
+    expect((await store.getRecord("l1", "place#a-slow"))?.body).toMatchObject({ type: "place", stepId: "a-slow", seq: 6 });
+    clock.advance(1_000);
+    expect(await new Engine({ ...p, owner: "D" }).invoke("l1")).toEqual({ status: "completed", result: "compensated" });
+    // What the history shows: B's compensations, and the late result no compensation covers.
+    const keys = (await store.loadJournal("l1"))?.records.map((r) => r.key) ?? [];
+    expect(keys.filter((k) => k.startsWith("step#un") || k.startsWith("step#undo"))).toEqual(["step#unbook1", "step#unbook0"]);
+    const { entries } = await new Client(p).history("l1");
+    expect(timelineRows(entries).find((r) => r.step === "a-slow")?.status).toBe("ok, late");
   });
 });

@@ -39,7 +39,7 @@ export interface FinalContext {
   log: (line: string) => void;
 }
 
-type Body = { type?: string; kind?: string; stepId?: string; status?: string; signalId?: string; via?: string };
+type Body = { type?: string; kind?: string; stepId?: string; status?: string; signalId?: string; via?: string; seq?: number };
 
 export async function finalChecks(c: FinalContext): Promise<void> {
   const { store, ledger } = c;
@@ -56,12 +56,21 @@ export async function finalChecks(c: FinalContext): Promise<void> {
     if (c.started.has(plan.runId) && !runs.some((r) => r.runId === plan.runId)) ledger.fail("run-lost", `run ${plan.runId} was started and is not in the store`);
   }
 
-  // Sagas that ended cancelled undid every forward step they completed.
+  // Sagas that ended cancelled undid every forward step the workflow saw complete. A result an
+  // invocation that had lost its lease wrote after the holder went on without it is placed after
+  // every recorded delivery (place#): placed past the last compensation, it came after the saga
+  // had compensated and thrown (else the saga, popping the newest first, would undo it next), so
+  // the workflow never saw it complete (the run's history shows it late).
   for (const run of runs.filter((r) => r.workflow === "sim-saga" && r.status === "cancelled")) {
     const records = journals.get(run.runId)?.[0] ?? [];
-    const ok = new Set(records.map((r) => r.body as Body).filter((b) => b.type === "step" && b.kind === "run" && b.status === "ok").map((b) => b.stepId ?? ""));
+    const bodies = records.map((r) => r.body as Body);
+    const placed = new Map(bodies.filter((b) => b.type === "place").map((b) => [b.stepId ?? "", b.seq ?? 0]));
+    const runSteps = bodies.filter((b) => b.type === "step" && b.kind === "run");
+    const lastUndo = Math.max(0, ...runSteps.filter((b) => b.stepId?.startsWith("un")).map((b) => placed.get(b.stepId ?? "") ?? b.seq ?? 0));
+    const ok = new Set(runSteps.filter((b) => b.status === "ok").map((b) => b.stepId ?? ""));
     for (const step of ok) {
       const undo = compensationOf(step);
+      if ((placed.get(step) ?? 0) > lastUndo) continue;
       if (undo !== undefined && !ok.has(undo)) ledger.fail("compensation-missing", `run ${run.runId} ended cancelled, but ${step} completed and ${undo} never did`);
     }
   }

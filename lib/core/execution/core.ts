@@ -5,7 +5,7 @@
  * modules of their own (run-step.ts, waits.ts, fan-out.ts, …) that work on this core through a
  * {@link Scope}; execution.ts composes them into the step API.
  */
-import { DeliveryOrder } from "../delivery-order.ts";
+import { DeliveryOrder, scopeOf } from "../delivery-order.ts";
 import { LeaseLostError, NonDeterminismError } from "../errors.ts";
 import { Cancellation } from "../cancellation.ts";
 import { CHILD_SIGNAL } from "../children.ts";
@@ -22,17 +22,6 @@ import { never } from "./never.ts";
 import { laterValue, offloadValue } from "./refs.ts";
 
 export { isTooLargeForStore, resultOf } from "./results.ts";
-
-
-/**
- * The scope a step id belongs to: everything up to its last `]/` — `notify[3]/send` is in
- * `notify[3]/` — or the workflow's own scope (`""`). Step names cannot hold `[` or `]`, so a
- * scope is never mistaken for a name.
- */
-export function scopeOf(stepId: string): string {
-  const at = stepId.lastIndexOf("]/");
-  return at < 0 ? "" : stepId.slice(0, at + 2);
-}
 
 
 export class ExecutionCore {

@@ -42,6 +42,19 @@ export async function append(p: RunPorts, g: Pick<Grant, "runId" | "journalId">,
   return { record: parseRecord(g.runId, key, res.existing.body), won: false, ...cancel };
 }
 
+/**
+ * Journals where replay delivers results that landed late (`place#<stepId>`, delivery-order.ts),
+ * write-once, before the invocation runs any code: every later replay then delivers them there,
+ * whatever lands after. A place another invocation journaled first stands (the journal is read
+ * again after this).
+ */
+export async function placeLate(p: RunPorts, g: Grant, places: ReadonlyArray<{ stepId: string; seq: number }>): Promise<void> {
+  for (const { stepId, seq } of places) {
+    const body: JournalRecord = { v: JOURNAL_VERSION, at: p.clock.now(), inv: g.run.invocations, type: "place", stepId, seq };
+    await append(p, g, body, false);
+  }
+}
+
 /** The reason of a cancellation the granted incarnation's journal holds (the heartbeat looks). */
 export async function cancelRequested(p: RunPorts, g: Pick<Grant, "journalId">): Promise<string | undefined> {
   return reasonOf(await p.store.getRecord(g.journalId, keys.cancel()));

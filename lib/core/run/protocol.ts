@@ -37,7 +37,7 @@ import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWord
 import { completeSwitch, continueAsNew } from "./continue.ts";
 import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
-import { type Appended, append, cancelRequested, load, requestOwnCancel, signalArrived } from "./journal.ts";
+import { type Appended, append, cancelRequested, load, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
 import { finish, type Grant, grant, type Refusal, release, wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
@@ -72,6 +72,11 @@ export class RunProtocol {
 
   load(g: Grant): Promise<Journal | undefined> {
     return load(this.ports, g);
+  }
+
+  /** Journals the places of results that landed late (journal.ts), before the code runs. */
+  placeLate(g: Grant, places: ReadonlyArray<{ stepId: string; seq: number }>): Promise<void> {
+    return placeLate(this.ports, g, places);
   }
 
   admit(g: Grant, workflow: AnyWorkflow, run: AdmissionRun): Promise<Admission> {
