@@ -78,7 +78,7 @@ export async function settle(c: EngineContext, hold: Hold, execution: Execution,
       const stopped = await functionsStopped(c, hold);
       const ours = !hold.lost;
       hold.lost = true;
-      if (stopped && ours) await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => false);
+      if (stopped && ours) await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => undefined);
       await wakes.schedule({ runId: g.runId, at: stopped ? clock.now() : g.expiresAt, reason: "continue", key: "continue" });
     }
     return { status: "lost-lease" };
@@ -155,8 +155,8 @@ async function suspend(c: EngineContext, g: Grant, blockers: Blocker[], executio
   const signalled = signalWaits.length > 0 && (await protocol.signalArrived(g, signalWaits));
   const wakeAt = signalled ? clock.now() : first?.wakeAt;
   const waitingFor = (first ?? waitOn[0])?.waitingFor ?? "unknown";
-  const ok = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
-  if (!ok) return { status: "lost-lease" };
+  const released = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
+  if (!released.released) return { status: "lost-lease" };
 
   // Released due now, or found since: marked due first (its deliverer's mark may not have landed,
   // or was made by a clock ahead of ours), so that the wake finds it due (run/leases.ts, `grant`).

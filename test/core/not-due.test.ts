@@ -5,7 +5,7 @@
  * a signal that came while it held the lease and whose deliverer never marked the run due.
  */
 import { describe, expect, it } from "vitest";
-import { Client, createRegistry, durable, Engine, type SuspendUpdate, type Wake } from "waymark";
+import { Client, createRegistry, durable, Engine, type ReleaseResult, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 import { Approval, Empty } from "./helpers.ts";
 
@@ -40,7 +40,7 @@ describe("a wake answered for its time", () => {
     let deliverDuringRelease = true;
     let deliverer = false;
     class RacyStore extends MemoryJournalStore {
-      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<ReleaseResult> {
         if (deliverDuringRelease) {
           deliverDuringRelease = false;
           deliverer = true;

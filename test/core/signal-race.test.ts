@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AppendResult, Client, createRegistry, durable, Engine, type StoredRecord, type SuspendUpdate, type Wake } from "waymark";
+import { type AppendResult, Client, createRegistry, durable, Engine, type ReleaseResult, type StoredRecord, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 import { Approval, Empty } from "./helpers.ts";
 
@@ -22,7 +22,7 @@ describe("a signal delivered while the run is suspending", () => {
     let deliverDuringRelease = true;
     let client: Client | undefined;
     class RacyStore extends MemoryJournalStore {
-      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<ReleaseResult> {
         if (deliverDuringRelease) {
           deliverDuringRelease = false;
           await client?.signal(runId, "approval", { approved: true, approver: "ana" });
