@@ -12,7 +12,8 @@ const flow = durable({ name: "race-flow", input: Empty, signals: { approval: App
  * The worst interleaving for a signal: it is delivered after the suspending invocation's last
  * look at the journal and before it releases the lease, and the deliverer's wake is consumed
  * while the lease is still held (a "busy" wake, acknowledged and gone). The run must still
- * resume: the invocation looks for signals again after releasing.
+ * resume: the deliverer marked the run (`dueOnRelease`), and the release answers that wake time,
+ * so the invocation wakes the run itself without reading anything after it.
  */
 describe("a signal delivered while the run is suspending", () => {
   it("is picked up even though its own wake found the run busy and was dropped", async () => {

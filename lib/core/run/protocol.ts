@@ -37,7 +37,7 @@ import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWord
 import { completeSwitch, continueAsNew } from "./continue.ts";
 import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
-import { type Appended, append, cancelRequested, load, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
+import { type Appended, append, load, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
 import { finish, type Grant, grant, type Refusal, release, wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
@@ -96,15 +96,12 @@ export class RunProtocol {
     return transact(this.ports, g, record, ops);
   }
 
-  cancelRequested(g: Grant): Promise<string | undefined> {
-    return cancelRequested(this.ports, g);
-  }
-
   /** The run's own deadline: its cancellation, journaled by the invocation that finds it passed. */
   requestOwnCancel(g: Grant, reason: string): Promise<string> {
     return requestOwnCancel(this.ports, g, reason);
   }
 
+  /** Whether a signal reached one of these waits (resolved it, or is buffered for it): read before the release. */
   signalArrived(g: Grant, waits: ReadonlyArray<{ stepId: string; signal?: string }>): Promise<boolean> {
     return signalArrived(this.ports, g, waits);
   }
