@@ -147,6 +147,27 @@ export interface SuspendUpdate {
   waitingFor?: string;
 }
 
+/**
+ * What releasing a run's lease answers: refused (the lease was no longer this token's), or
+ * released, with the wake time the run was left with — the earlier of the release's own
+ * `wakeAt` and the run's `dueOnRelease` (a signal, a child's end, a wake-now or a cancellation
+ * that marked the run while the lease was held). Absent: nothing but a signal can move the run.
+ * A retried release whose first attempt was applied answers the wake time the run has as stored.
+ *
+ * @example
+ * ```ts
+ * const now = Date.now();
+ * const grant = await store.acquireLease("order-8472", { owner: "worker-1", now, ttlMs: 30_000 });
+ * if (grant.acquired) {
+ *   const released = await store.releaseLease("order-8472", grant.lease.token, { now: Date.now(), wakeAt: now + 20_000, waitingFor: "sleep:nap" });
+ *   if (released.released && released.wakeAt !== undefined && released.wakeAt < now + 20_000) {
+ *     // marked while the lease was held (a signal, a cancellation): wake the run at released.wakeAt
+ *   }
+ * }
+ * ```
+ */
+export type ReleaseResult = { released: false } | { released: true; wakeAt?: number };
+
 /** The switch of a run to its next incarnation (`continueAsNew`), as the store applies it. */
 export interface ContinueUpdate {
   now: number;
@@ -208,9 +229,11 @@ export interface RunRecords {
   renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean>;
   /**
    * Suspends (or queues: `update.status`) the run and frees the lease, if `token` is still current.
-   * Its `wakeAt` is the earlier of `update.wakeAt` and the run's `dueOnRelease` (then cleared).
+   * Its `wakeAt` is the earlier of `update.wakeAt` and the run's `dueOnRelease` (then cleared),
+   * and the answer says which (`ReleaseResult`): a `wakeAt` earlier than the update's means the
+   * run was marked while the lease was held, so the caller knows without reading anything.
    */
-  releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean>;
+  releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<ReleaseResult>;
   /**
    * Starts the run's next incarnation (`step.continueAsNew`): the new input, `incarnation` as
    * given (the current one plus one), pending and due now, the lease freed — if `token` is still

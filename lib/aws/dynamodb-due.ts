@@ -7,7 +7,7 @@
  * a few tries suffice; every write is safe to send again after a lost answer.
  */
 import type { SuspendUpdate } from "../ports.ts";
-import type { Applied } from "../core/journal-base.ts";
+import { type Applied, earliest, type Released } from "../core/journal-base.ts";
 import { ContendedWriteError } from "./errors.ts";
 import { markDueOnReleaseUpdate, markDueUpdate, type MetaUpdate, releaseUpdate } from "./dynamodb-transitions.ts";
 
@@ -16,13 +16,21 @@ export type ApplyMeta = (update: MetaUpdate) => Promise<Applied>;
 
 const TRIES = 4;
 
-/** The release; a run marked due on release is released again with the mark it had, the earlier wake time kept. */
-export async function releaseMarked(apply: ApplyMeta, runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
+/**
+ * The release; a run marked due on release is released again with the mark it had, the earlier
+ * wake time kept. Applied, it answers the wake time it wrote: the write that applied knew the
+ * mark it was conditioned on (none, or `seenDue`), so no read is needed to say it.
+ */
+export async function releaseMarked(apply: ApplyMeta, runId: string, token: number, update: SuspendUpdate): Promise<Released> {
+  let seenDue: number | undefined;
   let res = await apply(releaseUpdate(runId, token, update));
   for (let tries = 0; !res.applied && res.run?.lease?.token === token && res.run.dueOnRelease !== undefined && tries < TRIES; tries++) {
-    res = await apply(releaseUpdate(runId, token, update, res.run.dueOnRelease));
+    seenDue = res.run.dueOnRelease;
+    res = await apply(releaseUpdate(runId, token, update, seenDue));
   }
-  return res;
+  if (!res.applied) return res;
+  const wakeAt = earliest(update.wakeAt, seenDue);
+  return wakeAt === undefined ? { applied: true } : { applied: true, wakeAt };
 }
 
 /**

@@ -49,7 +49,7 @@ import {
 } from "../ports.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { transactRecord } from "./dynamodb-transact.ts";
-import { type Applied, type Granted, JournalStoreBase } from "../core/journal-base.ts";
+import { type Applied, type Granted, JournalStoreBase, type Released } from "../core/journal-base.ts";
 import { TERMINAL_STATUSES as TERMINAL } from "../ports.ts";
 import { ATTR, META_SK, decodeMeta, decodeRecord, itemSize, pkOf, recordItem, s, toJson, writeStamp, type Item } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
@@ -143,7 +143,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     return run?.lease?.token === token && run.leaseToken === token && !TERMINAL.has(run.status) && run.lease.expiresAt > now + ttlMs;
   }
 
-  protected release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
+  protected release(runId: string, token: number, update: SuspendUpdate): Promise<Released> {
     return releaseMarked((u) => this.applied(this.update(runId, u)), runId, token, update);
   }
 

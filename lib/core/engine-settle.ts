@@ -78,7 +78,7 @@ export async function settle(c: EngineContext, hold: Hold, execution: Execution,
       const stopped = await functionsStopped(c, hold);
       const ours = !hold.lost;
       hold.lost = true;
-      if (stopped && ours) await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => false);
+      if (stopped && ours) await protocol.suspend(g, { now: clock.now(), wakeAt: clock.now(), waitingFor: "continue" }).catch(() => undefined);
       await wakes.schedule({ runId: g.runId, at: stopped ? clock.now() : g.expiresAt, reason: "continue", key: "continue" });
     }
     return { status: "lost-lease" };
@@ -133,8 +133,14 @@ export function wakeOnLapse(c: EngineContext, g: Grant): Promise<void> {
  * `wakeAt` has passed, which the watchdog wakes (docs/architecture.md: a run is never stuck silently).
  *
  * Signals close the race from both sides: a deliverer writes its signal, then reads the waits;
- * this invocation writes the wait, then reads the signals — once before the release (so the
- * run is marked due at once) and once after it (a deliverer's wake may have found us busy).
+ * this invocation writes the wait, then reads the signals, once, before the release (a signal
+ * that came before the wait was written is only buffered: its deliverer marks nothing). Nothing
+ * is read after the release: whatever arrived while the lease was held — a signal that resolved
+ * the wait, a child's end, a wake-now, a cancellation — was marked by its deliverer
+ * (`markDue`: `dueOnRelease` on a leased run), and the release answers the wake time it left,
+ * the earlier of the blocker's and that mark. Earlier than the blocker's: the wake goes out at
+ * that time (the deliverer's own wake found the run busy). A deliverer that died before its mark
+ * landed has not delivered yet; it retries with the same id (docs/architecture.md, the run protocol).
  */
 async function suspend(c: EngineContext, g: Grant, blockers: Blocker[], execution: Execution, runDeadline: number | undefined): Promise<InvocationResult> {
   const { protocol } = c;
@@ -147,31 +153,23 @@ async function suspend(c: EngineContext, g: Grant, blockers: Blocker[], executio
   const first = timed.reduce<(Blocker & { wakeAt: number }) | undefined>((a, b) => (a === undefined || b.wakeAt < a.wakeAt ? b : a), undefined);
   if (!(await execution.persistBlockers())) return { status: "lost-lease" };
 
-  // Waits for a signal, and sleeps (a wake-now may end one): what arrives for them meanwhile wakes
-  // the run — checked before the release for signals (the run is then due at once), and after it
-  // for both (a wake sent while this invocation held the lease was dropped as busy).
+  // A signal buffered before its wait was written marks nothing (its deliverer found no wait):
+  // read once, before the release, so the run is released due at once.
   const signalWaits = waitOn.filter((b) => b.signal !== undefined);
-  const waits = waitOn.filter((b) => b.signal !== undefined || b.reason === "sleep");
   const signalled = signalWaits.length > 0 && (await protocol.signalArrived(g, signalWaits));
   const wakeAt = signalled ? clock.now() : first?.wakeAt;
   const waitingFor = (first ?? waitOn[0])?.waitingFor ?? "unknown";
-  const ok = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
-  if (!ok) return { status: "lost-lease" };
+  const released = await protocol.suspend(g, { now: clock.now(), ...(wakeAt === undefined ? {} : { wakeAt }), waitingFor });
+  if (!released.released) return { status: "lost-lease" };
 
-  // Released due now, or found since: marked due first (its deliverer's mark may not have landed,
-  // or was made by a clock ahead of ours), so that the wake finds it due (run/leases.ts, `grant`).
-  if (signalled) {
-    await wakes.schedule({ runId: g.runId, at: clock.now(), reason: "signal", key: "signal" });
-    return { status: "suspended", wakeAt: clock.now(), waitingFor };
-  }
-  if (waits.length > 0 && (await protocol.signalArrived(g, waits))) {
-    await protocol.wakeNow(g.runId, "signal", "signal");
-    return { status: "suspended", wakeAt: clock.now(), waitingFor };
-  }
-  // A cancellation requested while we held the lease found the run busy: wake it for that now.
-  if (!execution.knowsCancel && (await protocol.cancelRequested(g).catch(() => undefined)) !== undefined) {
-    await protocol.wakeNow(g.runId, "cancel", "cancel");
-    return { status: "suspended", wakeAt: clock.now(), waitingFor };
+  // Due earlier than the blocker's time: marked while we held the lease (a deliverer's wake found
+  // the run busy), or signalled. Woken at the time the store holds, so the grant finds it due
+  // even if the mark came from a clock ahead of ours (run/leases.ts, `grant`).
+  const due = released.wakeAt;
+  if (signalled || (due !== undefined && (wakeAt === undefined || due < wakeAt))) {
+    const at = due ?? clock.now();
+    await wakes.schedule({ runId: g.runId, at, reason: "signal", key: "signal" });
+    return { status: "suspended", wakeAt: at, waitingFor };
   }
   if (first) await wakes.schedule({ runId: g.runId, at: first.wakeAt, reason: first.reason, key: first.key });
   return { status: "suspended", wakeAt, waitingFor };

@@ -23,6 +23,7 @@ import {
   type NewRun,
   type PurgedRun,
   type QueuedRun,
+  type ReleaseResult,
   type RunMeta,
   type RunPage,
   type SlotEntry,
@@ -34,6 +35,12 @@ import { isContinuedBy, isFinishedBy, isOwnGrant, isReleased } from "./retried-w
 
 /** A conditional write's answer: applied, or refused with the run as it was (undefined: no such run). */
 export type Applied = { applied: true } | { applied: false; run: RunMeta | undefined };
+
+/**
+ * A release's answer: applied, with the wake time it wrote (the earlier of the update's and the
+ * run's `dueOnRelease`; absent when it wrote none), or refused with the run as it was.
+ */
+export type Released = { applied: true; wakeAt?: number } | { applied: false; run: RunMeta | undefined };
 
 /** A grant's answer: the lease and the run as granted, or the run as it was. */
 export type Granted = { applied: true; lease: Lease; run: RunMeta } | { applied: false; run: RunMeta | undefined };
@@ -61,8 +68,8 @@ export abstract class JournalStoreBase implements JournalStore {
 
   /** The lease, if the run exists, is not finished, and its lease is free, expired or `req.ifToken`'s. */
   protected abstract grant(runId: string, req: AcquireRequest): Promise<Granted>;
-  /** Suspends (or queues) the run and frees its lease, if `token` is held and current. */
-  protected abstract release(runId: string, token: number, update: SuspendUpdate): Promise<Applied>;
+  /** Suspends (or queues) the run and frees its lease, if `token` is held and current; applied, it says the wake time it wrote. */
+  protected abstract release(runId: string, token: number, update: SuspendUpdate): Promise<Released>;
   /** The next incarnation, if `token` is held and current. */
   protected abstract continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied>;
   /** Terminal, if the run is not finished and matches `update.expect`. */
@@ -85,9 +92,11 @@ export abstract class JournalStoreBase implements JournalStore {
     return { acquired: false, reason: notDue(run, req.dueBy) ? "not-due" : "held", run };
   }
 
-  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+  async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<ReleaseResult> {
     const res = await this.release(runId, token, update);
-    return res.applied || isReleased(res.run, token);
+    if (res.applied) return released(res.wakeAt);
+    // A retried release whose first attempt was applied (its answer lost): the run's wake time as stored.
+    return isReleased(res.run, token) ? released(res.run?.wakeAt) : { released: false };
   }
 
   async continueRun(runId: string, token: number, update: ContinueUpdate): Promise<boolean> {
@@ -149,6 +158,11 @@ export function freshRunMeta(run: NewRun, input: unknown = run.input): RunMeta {
     leaseToken: 0,
     invocations: 0,
   };
+}
+
+/** A release's answer, with the run's wake time if it has one. */
+export function released(wakeAt: number | undefined): ReleaseResult {
+  return wakeAt === undefined ? { released: true } : { released: true, wakeAt };
 }
 
 /** The earlier of two optional times (a release's wake time and the run's `dueOnRelease`). */

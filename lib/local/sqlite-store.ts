@@ -36,7 +36,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { SqliteTables } from "./sqlite-tables.ts";
 import type { Database } from "./database.ts";
-import { type Applied, freshRunMeta, type Granted, JournalStoreBase } from "../core/journal-base.ts";
+import { type Applied, freshRunMeta, type Granted, JournalStoreBase, type Released } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
 import { JournalRows, type RecordCells } from "./journal-rows.ts";
@@ -77,7 +77,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   private readonly selectRecord: Statement<[string, string], RecordRow>;
   private readonly grantLease: Statement<[Params], RunRow>;
   private readonly extendLease: Statement<[Params]>;
-  private readonly suspend: Statement<[Params]>;
+  private readonly suspend: Statement<[Params], { wake_at: number | null }>;
   private readonly finishStmt: Statement<[Params]>;
   private readonly continueStmt: Statement<[Params]>;
   private readonly batch: AppendBatcher;
@@ -119,12 +119,14 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     this.extendLease = db.prepare<[Params]>(`
       UPDATE runs SET lease_expires_at = MAX(lease_expires_at, @expiresAt), wake_at = MAX(lease_expires_at, @expiresAt)
       WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
-    // The run's wake time: the release's, or its dueOnRelease if earlier (a signal came meanwhile).
-    this.suspend = db.prepare<[Params]>(`
+    // The run's wake time: the release's, or its dueOnRelease if earlier (a signal came meanwhile),
+    // returned by the same write (the release's answer says it).
+    this.suspend = db.prepare<[Params], { wake_at: number | null }>(`
       UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = @status,
         wake_at = CASE WHEN due_on_release IS NOT NULL AND (@wakeAt IS NULL OR due_on_release < @wakeAt) THEN due_on_release ELSE @wakeAt END,
         due_on_release = NULL, waiting_for = @waitingFor, updated_at = @now
-      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
+      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}
+      RETURNING wake_at`);
     this.continueStmt = db.prepare<[Params]>(`
       UPDATE runs SET input = @input, incarnation = @incarnation, status = 'pending', wake_at = @now, due_on_release = NULL, waiting_for = NULL,
         lease_owner = NULL, lease_expires_at = NULL, updated_at = @now
@@ -257,9 +259,13 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     return this.writes.write(runId, () => this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1);
   }
 
-  protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
+  protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Released> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null, status: update.status ?? "suspended" };
-    return this.writes.write(runId, () => (this.suspend.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
+    return this.writes.write(runId, (): Released => {
+      const row = this.suspend.get(params);
+      if (!row) return this.refused(runId);
+      return row.wake_at === null ? { applied: true } : { applied: true, wakeAt: row.wake_at };
+    });
   }
 
   protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {

@@ -32,7 +32,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
-import { type Applied, type Granted, earliest, freshRunMeta, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
+import { type Applied, type Granted, type Released, earliest, freshRunMeta, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
@@ -128,16 +128,17 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     return true;
   }
 
-  protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Applied> {
+  protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Released> {
     const meta = this.leased(runId, token);
     if (!meta) return this.refused(runId);
+    const wakeAt = earliest(update.wakeAt, meta.dueOnRelease);
     delete meta.lease;
     meta.status = update.status ?? "suspended";
-    setOrDelete(meta, "wakeAt", earliest(update.wakeAt, meta.dueOnRelease));
+    setOrDelete(meta, "wakeAt", wakeAt);
     delete meta.dueOnRelease;
     setOrDelete(meta, "waitingFor", update.waitingFor);
     meta.updatedAt = update.now;
-    return { applied: true };
+    return wakeAt === undefined ? { applied: true } : { applied: true, wakeAt };
   }
 
   protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ContendedWriteError } from "../../lib/aws/errors.ts";
-import { markDue } from "../../lib/aws/dynamodb-due.ts";
+import { markDue, releaseMarked } from "../../lib/aws/dynamodb-due.ts";
 import type { Applied } from "../../lib/core/journal-base.ts";
 import type { RunMeta } from "../../lib/ports.ts";
 
@@ -35,5 +35,35 @@ describe("markDue on DynamoDB under contention", () => {
     await expect(markDue(alreadyDue, "r", T)).resolves.toBeUndefined();
     const finished = async (): Promise<Applied> => ({ applied: false, run: { ...base, status: "completed" } });
     await expect(markDue(finished, "r", T)).resolves.toBeUndefined();
+  });
+});
+
+describe("the release on DynamoDB answers the wake time it wrote, from its own condition", () => {
+  const held = (dueOnRelease?: number): RunMeta => ({ ...leasedBy(1), ...(dueOnRelease === undefined ? {} : { dueOnRelease }) });
+
+  it("unmarked: the release's own; marked while held: the mark the applied try was conditioned on, if earlier; refused: the run as it was", async () => {
+    const update = { now: T + 1, wakeAt: T + 20_000, waitingFor: "sleep:nap" };
+    await expect(releaseMarked(async () => ({ applied: true }), "r", 1, update)).resolves.toEqual({ applied: true, wakeAt: T + 20_000 });
+    // Refused by a mark, then by a second (earlier) mark, then applied: one request each, no read.
+    const marks = [T + 9, T + 5];
+    let calls = 0;
+    const marked = async (): Promise<Applied> => {
+      const mark = marks[calls++];
+      return mark === undefined ? { applied: true } : { applied: false, run: held(mark) };
+    };
+    await expect(releaseMarked(marked, "r", 1, update)).resolves.toEqual({ applied: true, wakeAt: T + 5 });
+    expect(calls).toBe(3);
+    // A mark later than the release's own wake time: the release's.
+    let once = true;
+    const late = async (): Promise<Applied> => (once ? ((once = false), { applied: false, run: held(T + 50_000) }) : { applied: true });
+    await expect(releaseMarked(late, "r", 1, update)).resolves.toEqual({ applied: true, wakeAt: T + 20_000 });
+    // A wait with no wake time of its own: the mark, or nothing.
+    let first = true;
+    const waitMarked = async (): Promise<Applied> => (first ? ((first = false), { applied: false, run: held(T + 3) }) : { applied: true });
+    await expect(releaseMarked(waitMarked, "r", 1, { now: T + 1, waitingFor: "signal:go" })).resolves.toEqual({ applied: true, wakeAt: T + 3 });
+    await expect(releaseMarked(async () => ({ applied: true }), "r", 1, { now: T + 1, waitingFor: "signal:go" })).resolves.toStrictEqual({ applied: true });
+    // The lease is gone: refused, with the run for the base class to judge (a retry of its own release, or not).
+    const taken = leasedBy(2);
+    await expect(releaseMarked(async () => ({ applied: false, run: taken }), "r", 1, update)).resolves.toEqual({ applied: false, run: taken });
   });
 });

@@ -45,7 +45,7 @@ export function concurrencyTests(store: () => JournalStore): void {
       store().releaseLease(runId, stale + 1, { now: T + 30_002, wakeAt: T + 90_000, waitingFor: "sleep:nap" }),
     ]);
     expect(staleFinish).toBe(false);
-    expect(currentRelease).toBe(true);
+    expect(currentRelease).toStrictEqual({ released: true, wakeAt: T + 90_000 });
     const run = await store().getRun(runId);
     expect(run).toMatchObject({ status: "suspended", leaseToken: stale + 1, wakeAt: T + 90_000, invocations: 2 });
     expect(run?.result).toBeUndefined();

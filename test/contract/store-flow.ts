@@ -94,7 +94,7 @@ export function flowTests(store: () => JournalStore): void {
     const base = randomBase(2_000_000_000, 1_000_000_000);
     const { runId, token } = await leasedRun(store(), "queued", "owner-a", base);
     const lost = new LostResponseStore(store()).lose("releaseLease");
-    expect(await lost.store.releaseLease(runId, token, { now: base + 1, wakeAt: base + 30_000, waitingFor: "queued:wf:k", status: "queued" })).toBe(true);
+    expect(await lost.store.releaseLease(runId, token, { now: base + 1, wakeAt: base + 30_000, waitingFor: "queued:wf:k", status: "queued" })).toStrictEqual({ released: true, wakeAt: base + 30_000 });
     expect(await store().getRun(runId)).toMatchObject({ status: "queued", waitingFor: "queued:wf:k", wakeAt: base + 30_000 });
     expect(await store().getRun(runId)).not.toHaveProperty("lease");
     const listed = await listAll(store(), { status: "queued" }, 100);

@@ -26,7 +26,7 @@ export function incarnationTests(store: () => JournalStore): void {
 
   it("continueRun is refused to a stale token, and a retry after a lost answer says true", async () => {
     const { runId, token } = await leasedRun(store(), "cont-stale");
-    expect(await store().releaseLease(runId, token, { now: T + 1 })).toBe(true);
+    expect(await store().releaseLease(runId, token, { now: T + 1 })).toStrictEqual({ released: true });
     await store().acquireLease(runId, { owner: "o2", now: T + 2, ttlMs: 30_000 });
     expect(await store().continueRun(runId, token, { now: T + 3, input: {}, incarnation: 2 })).toBe(false);
     const { runId: r2, token: t2 } = await leasedRun(store(), "cont-retry");

@@ -8,7 +8,7 @@ const TTL = 30_000;
 export function leaseTests(store: () => JournalStore): void {
   it("a grant asked with dueBy refuses a suspended run not due by then as not-due, writing nothing; other runs are granted", async () => {
     const { runId, token } = await leasedRun(store(), "due-by");
-    expect(await store().releaseLease(runId, token, { now: T + 10, wakeAt: T + 60_000, waitingFor: "sleep:nap" })).toBe(true);
+    expect(await store().releaseLease(runId, token, { now: T + 10, wakeAt: T + 60_000, waitingFor: "sleep:nap" })).toEqual({ released: true, wakeAt: T + 60_000 });
     const asleep = await store().getRun(runId);
     const early = await store().acquireLease(runId, { owner: "dup", now: T + 20, ttlMs: TTL, dueBy: T + 59_999 });
     expect(early).toEqual({ acquired: false, reason: "not-due", run: asleep });
@@ -66,7 +66,7 @@ export function leaseTests(store: () => JournalStore): void {
     expect(res.run).toMatchObject({ status: "running", leaseToken: 2, invocations: 2, updatedAt: T + TTL, wakeAt: T + 2 * TTL });
     const now = T + TTL + 5;
     expect(await store().renewLease(runId, token, now, TTL)).toBe(false);
-    expect(await store().releaseLease(runId, token, { now, wakeAt: now })).toBe(false);
+    expect(await store().releaseLease(runId, token, { now, wakeAt: now })).toEqual({ released: false });
     expect(await store().finishRun(runId, { now, status: "completed", result: 1, expect: { token } })).toBe(false);
     expect(await store().getRun(runId)).toEqual(res.run);
   });
@@ -98,23 +98,24 @@ export function leaseTests(store: () => JournalStore): void {
     expect((await store().getRun(runId))?.lease?.expiresAt).toBe(T + 61_000);
   });
 
-  it("releaseLease suspends the run with its wake time and what it waits for", async () => {
+  it("releaseLease suspends the run with its wake time and what it waits for, and answers that wake time", async () => {
     const { runId, token } = await leasedRun(store(), "release");
-    expect(await store().releaseLease(runId, token, { now: T + 5, wakeAt: T + 600_000, waitingFor: "sleep:cool-off" })).toBe(true);
+    expect(await store().releaseLease(runId, token, { now: T + 5, wakeAt: T + 600_000, waitingFor: "sleep:cool-off" })).toEqual({ released: true, wakeAt: T + 600_000 });
     const run = await store().getRun(runId);
     expect(run).toMatchObject({ status: "suspended", wakeAt: T + 600_000, waitingFor: "sleep:cool-off", updatedAt: T + 5, leaseToken: token, invocations: 1 });
     expect(run?.lease).toBeUndefined();
     // Released: the token can no longer renew. Releasing again is a retry of a release that
-    // already happened (its answer may have been lost): it says so, and changes nothing.
+    // already happened (its answer may have been lost): it says so with the wake time as stored,
+    // and changes nothing.
     expect(await store().renewLease(runId, token, T + 6, TTL)).toBe(false);
-    expect(await store().releaseLease(runId, token, { now: T + 6 })).toBe(true);
+    expect(await store().releaseLease(runId, token, { now: T + 6 })).toEqual({ released: true, wakeAt: T + 600_000 });
     expect(await store().getRun(runId)).toEqual(run);
 
     const again = await store().acquireLease(runId, { owner: "owner-b", now: T + 7, ttlMs: TTL });
     expect(again.acquired && again.lease.token).toBe(token + 1);
     expect(again.run?.waitingFor).toBe("sleep:cool-off");
     // Without wakeAt or waitingFor, both are removed (a wait only a signal can end).
-    expect(await store().releaseLease(runId, token + 1, { now: T + 8 })).toBe(true);
+    expect(await store().releaseLease(runId, token + 1, { now: T + 8 })).toStrictEqual({ released: true });
     const waiting = await store().getRun(runId);
     expect(waiting).toMatchObject({ status: "suspended", updatedAt: T + 8, leaseToken: token + 1, invocations: 2 });
     expect(waiting?.wakeAt).toBeUndefined();
@@ -124,9 +125,37 @@ export function leaseTests(store: () => JournalStore): void {
   it("releaseLease with a stale token changes nothing", async () => {
     const { runId, token } = await leasedRun(store(), "stale-release");
     const before = await store().getRun(runId);
-    expect(await store().releaseLease(runId, token - 1, { now: T + 1, wakeAt: T + 2, waitingFor: "x" })).toBe(false);
-    expect(await store().releaseLease(freshId("release-missing"), 1, { now: T + 1 })).toBe(false);
+    expect(await store().releaseLease(runId, token - 1, { now: T + 1, wakeAt: T + 2, waitingFor: "x" })).toStrictEqual({ released: false });
+    expect(await store().releaseLease(freshId("release-missing"), 1, { now: T + 1 })).toStrictEqual({ released: false });
     expect(await store().getRun(runId)).toEqual(before);
+  });
+
+  it("releaseLease answers the wake time it left: its own, a mark made while the lease was held if earlier, none for a wait with neither; refused once the lease is gone", async () => {
+    // Plain: the release's own wake time.
+    const plain = await leasedRun(store(), "answer-plain");
+    expect(await store().releaseLease(plain.runId, plain.token, { now: T + 1, wakeAt: T + 20_000, waitingFor: "sleep:nap" })).toStrictEqual({ released: true, wakeAt: T + 20_000 });
+    // Marked while held (a deliverer's markDue): the mark, earlier than the release's own.
+    const marked = await leasedRun(store(), "answer-marked");
+    await store().markDue(marked.runId, T + 3);
+    expect(await store().releaseLease(marked.runId, marked.token, { now: T + 4, wakeAt: T + 20_000, waitingFor: "sleep:nap" })).toStrictEqual({ released: true, wakeAt: T + 3 });
+    expect(await store().getRun(marked.runId)).toMatchObject({ status: "suspended", wakeAt: T + 3 });
+    // A wait with no wake time of its own, marked: the mark; unmarked: no wake time at all.
+    const waiting = await leasedRun(store(), "answer-wait-marked");
+    await store().markDue(waiting.runId, T + 2);
+    expect(await store().releaseLease(waiting.runId, waiting.token, { now: T + 4, waitingFor: "signal:approval" })).toStrictEqual({ released: true, wakeAt: T + 2 });
+    const idle = await leasedRun(store(), "answer-wait");
+    expect(await store().releaseLease(idle.runId, idle.token, { now: T + 4, waitingFor: "signal:approval" })).toStrictEqual({ released: true });
+    // A mark later than the release's own wake time leaves the release's.
+    const later = await leasedRun(store(), "answer-later-mark");
+    await store().markDue(later.runId, T + 50_000);
+    expect(await store().releaseLease(later.runId, later.token, { now: T + 4, wakeAt: T + 20_000, waitingFor: "sleep:nap" })).toStrictEqual({ released: true, wakeAt: T + 20_000 });
+    // The lease lapsed and another holder took it: refused, nothing changed.
+    const lapsed = await leasedRun(store(), "answer-lapsed", "owner-a", T);
+    await store().markDue(lapsed.runId, T + 5);
+    expect((await store().acquireLease(lapsed.runId, { owner: "owner-b", now: T + TTL, ttlMs: TTL })).acquired).toBe(true);
+    const taken = await store().getRun(lapsed.runId);
+    expect(await store().releaseLease(lapsed.runId, lapsed.token, { now: T + TTL + 1, wakeAt: T + TTL + 2, waitingFor: "sleep:nap" })).toStrictEqual({ released: false });
+    expect(await store().getRun(lapsed.runId)).toEqual(taken);
   });
 
   it("finishRun with the current token completes the run and frees it", async () => {

@@ -23,20 +23,28 @@ export function retryTests(store: () => JournalStore): void {
     expect(await store().acquireLease(runId, { owner: "inv-2", now: T + 1, ttlMs: TTL })).toMatchObject({ acquired: false, reason: "held" });
   });
 
-  it("a retried release finds the run released by its token: true, and the suspension as written", async () => {
+  it("a retried release finds the run released by its token: released, the wake time as stored, and the suspension as written", async () => {
     const { runId, token } = await leasedRun(store(), "retry-release", "inv-1");
-    const ok = await lossy().lose("releaseLease").store.releaseLease(runId, token, { now: T + 5, wakeAt: T + 60_000, waitingFor: "sleep:nap" });
-    expect(ok).toBe(true);
+    const res = await lossy().lose("releaseLease").store.releaseLease(runId, token, { now: T + 5, wakeAt: T + 60_000, waitingFor: "sleep:nap" });
+    expect(res).toStrictEqual({ released: true, wakeAt: T + 60_000 });
     const run = await store().getRun(runId);
     expect(run).toMatchObject({ status: "suspended", wakeAt: T + 60_000, waitingFor: "sleep:nap", leaseToken: token });
     expect(run?.lease).toBeUndefined();
   });
 
+  it("a retried release of a run marked while leased answers the mark's wake time as stored", async () => {
+    const { runId, token } = await leasedRun(store(), "retry-release-marked", "inv-1");
+    await store().markDue(runId, T + 3);
+    const res = await lossy().lose("releaseLease").store.releaseLease(runId, token, { now: T + 5, wakeAt: T + 60_000, waitingFor: "sleep:nap" });
+    expect(res).toStrictEqual({ released: true, wakeAt: T + 3 });
+    expect(await store().getRun(runId)).toMatchObject({ status: "suspended", wakeAt: T + 3, waitingFor: "sleep:nap" });
+  });
+
   it("a release by a stale token is still refused after another grant", async () => {
     const { runId, token } = await leasedRun(store(), "retry-release-stale", "inv-1");
-    expect(await store().releaseLease(runId, token, { now: T + 5, waitingFor: "x" })).toBe(true);
+    expect(await store().releaseLease(runId, token, { now: T + 5, waitingFor: "x" })).toStrictEqual({ released: true });
     expect((await store().acquireLease(runId, { owner: "inv-2", now: T + 6, ttlMs: TTL })).acquired).toBe(true);
-    expect(await store().releaseLease(runId, token, { now: T + 7, waitingFor: "x" })).toBe(false);
+    expect(await store().releaseLease(runId, token, { now: T + 7, waitingFor: "x" })).toStrictEqual({ released: false });
   });
 
   it("a retried finish finds the run finished by this update: true", async () => {
@@ -94,8 +102,9 @@ export function retryTests(store: () => JournalStore): void {
     expect(leased).toMatchObject({ status: "running", wakeAt: T + TTL, dueOnRelease: T + 40, lease: { token, owner: "inv-1" } });
     expect(await store().renewLease(runId, token, T + 10, TTL)).toBe(true);
     expect((await store().getRun(runId))?.dueOnRelease).toBe(T + 40);
-    // Released with no wake time (a wait for a signal): due by the mark, which is gone.
-    expect(await lossy().lose("releaseLease").store.releaseLease(runId, token, { now: T + 50, waitingFor: "signal:__child" })).toBe(true);
+    // Released with no wake time (a wait for a signal): due by the mark, which is gone; the
+    // retry, its first attempt applied, answers the mark's time as the run holds it.
+    expect(await lossy().lose("releaseLease").store.releaseLease(runId, token, { now: T + 50, waitingFor: "signal:__child" })).toStrictEqual({ released: true, wakeAt: T + 40 });
     const released = await store().getRun(runId);
     expect(released).toMatchObject({ status: "suspended", wakeAt: T + 40, waitingFor: "signal:__child" });
     expect(released?.dueOnRelease).toBeUndefined();
@@ -105,7 +114,7 @@ export function retryTests(store: () => JournalStore): void {
     const again = await store().acquireLease(runId, { owner: "inv-2", now: T + 60, ttlMs: TTL });
     if (!again.acquired) throw new Error("no lease");
     await store().markDue(runId, T + 500);
-    expect(await store().releaseLease(runId, again.lease.token, { now: T + 70, wakeAt: T + 100, waitingFor: "sleep:nap" })).toBe(true);
+    expect(await store().releaseLease(runId, again.lease.token, { now: T + 70, wakeAt: T + 100, waitingFor: "sleep:nap" })).toStrictEqual({ released: true, wakeAt: T + 100 });
     expect(await store().getRun(runId)).toMatchObject({ wakeAt: T + 100 });
   });
 
@@ -116,7 +125,7 @@ export function retryTests(store: () => JournalStore): void {
     const next = await store().acquireLease(runId, { owner: "inv-2", now: T + TTL + 1, ttlMs: TTL });
     if (!next.acquired) throw new Error("no lease");
     expect(next.run.dueOnRelease).toBeUndefined();
-    expect(await store().releaseLease(runId, token, { now: T + TTL + 2, waitingFor: "x" })).toBe(false); // the old holder is fenced
+    expect(await store().releaseLease(runId, token, { now: T + TTL + 2, waitingFor: "x" })).toStrictEqual({ released: false }); // the old holder is fenced
     await store().markDue(runId, T + TTL + 3);
     expect(await store().continueRun(runId, next.lease.token, { now: T + TTL + 4, input: { n: 2 }, incarnation: 2 })).toBe(true);
     expect(await store().getRun(runId)).toMatchObject({ status: "pending", wakeAt: T + TTL + 4 });

@@ -1,11 +1,12 @@
 /**
  * A wake answered for its time (`InvokeOptions.wakeAt`, what the SQS transport passes): a
  * suspended run not due by then is not invoked (`not-due`), and every wake meant for the run
- * finds it due — including the one an invocation sends itself after its release, when it finds
- * a signal that came while it held the lease and whose deliverer never marked the run due.
+ * finds it due — including the one a deliverer's retry sends when its first attempt died, while
+ * an invocation held the lease, between writing the signal and marking the run due (the holder
+ * reads nothing after its release: a delivery is complete when its mark lands).
  */
 import { describe, expect, it } from "vitest";
-import { Client, createRegistry, durable, Engine, type SuspendUpdate, type Wake } from "waymark";
+import { Client, createRegistry, durable, Engine, type ReleaseResult, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 import { Approval, Empty } from "./helpers.ts";
 
@@ -33,19 +34,19 @@ describe("a wake answered for its time", () => {
     expect(await engine.invoke("d1")).toMatchObject({ status: "suspended" });
   });
 
-  it("finds the run due when its invocation woke it for a signal that came while it held the lease, whose deliverer never marked it due", async () => {
+  it("finds the run due when a signal's deliverer, which died before its mark while the run was leased, retries with the same signal id", async () => {
     const clock = new VirtualClock();
     const wakes = new MemoryWakeQueue();
     let client: Client | undefined;
     let deliverDuringRelease = true;
     let deliverer = false;
     class RacyStore extends MemoryJournalStore {
-      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<ReleaseResult> {
         if (deliverDuringRelease) {
           deliverDuringRelease = false;
           deliverer = true;
           // The signal and its wait's resolution are written; the deliverer dies before it marks the run due.
-          await client?.signal(runId, "approval", { approved: true, approver: "ana" }).catch(() => {});
+          await client?.signal(runId, "approval", { approved: true, approver: "ana" }, { signalId: "mail-1" }).catch(() => {});
           deliverer = false;
         }
         return super.releaseLease(runId, token, update);
@@ -63,8 +64,12 @@ describe("a wake answered for its time", () => {
     const engine = new Engine({ ...ports, owner: "a" });
 
     await client.start(flow, { runId: "d2", input: {} });
-    expect(await engine.invoke("d2", { wakeAt: clock.now() })).toMatchObject({ status: "suspended" });
-    // The invocation found the signal after its release and woke the run: that wake finds it due.
+    expect(await engine.invoke("d2", { wakeAt: clock.now() })).toMatchObject({ status: "suspended", waitingFor: "signal:approval" });
+    // Not delivered yet: no mark landed, so the run sleeps until its timeout and nothing woke it.
+    expect(sent.filter((w) => w.reason === "signal")).toEqual([]);
+    expect((await store.getRun("d2"))?.wakeAt).toBe(clock.now() + 24 * 3600_000);
+    // The deliverer retries with the same id: the same delivery, now marked and woken.
+    expect(await client.signal("d2", "approval", { approved: true, approver: "ana" }, { signalId: "mail-1" })).toMatchObject({ status: "delivered" });
     const wake = sent.find((w) => w.reason === "signal");
     if (!wake) throw new Error("no signal wake");
     expect(await engine.invoke("d2", { wakeAt: wake.at })).toEqual({ status: "completed", result: "ana" });

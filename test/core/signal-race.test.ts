@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AppendResult, Client, createRegistry, durable, Engine, type StoredRecord, type SuspendUpdate, type Wake } from "waymark";
+import { type AppendResult, Client, createRegistry, durable, Engine, type ReleaseResult, type StoredRecord, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 import { Approval, Empty } from "./helpers.ts";
 
@@ -12,7 +12,8 @@ const flow = durable({ name: "race-flow", input: Empty, signals: { approval: App
  * The worst interleaving for a signal: it is delivered after the suspending invocation's last
  * look at the journal and before it releases the lease, and the deliverer's wake is consumed
  * while the lease is still held (a "busy" wake, acknowledged and gone). The run must still
- * resume: the invocation looks for signals again after releasing.
+ * resume: the deliverer marked the run (`dueOnRelease`), and the release answers that wake time,
+ * so the invocation wakes the run itself without reading anything after it.
  */
 describe("a signal delivered while the run is suspending", () => {
   it("is picked up even though its own wake found the run busy and was dropped", async () => {
@@ -22,7 +23,7 @@ describe("a signal delivered while the run is suspending", () => {
     let deliverDuringRelease = true;
     let client: Client | undefined;
     class RacyStore extends MemoryJournalStore {
-      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<boolean> {
+      override async releaseLease(runId: string, token: number, update: SuspendUpdate): Promise<ReleaseResult> {
         if (deliverDuringRelease) {
           deliverDuringRelease = false;
           await client?.signal(runId, "approval", { approved: true, approver: "ana" });

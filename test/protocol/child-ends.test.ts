@@ -2,14 +2,14 @@
  * Issue 19, item 3: a child's end costs its parent one write, the `__child` signal. It marks the
  * parent due and wakes it only when the parent would not see the signal otherwise: not when the
  * parent is already due (another child woke it); while an invocation holds its lease, it only
- * marks it due on release (that invocation reads the signals after it releases, and wakes
- * itself; if it never gets to, the release has left the run due). Each interleaving is exact,
+ * marks it due on release (that invocation's release answers the mark's time, and it wakes
+ * itself, reading nothing; if it never gets to, the release has left the run due). Each interleaving is exact,
  * on a real SQLite journal; the lost-wake guarantee is checked as the watchdog sees it (the
  * parent is due, `listDueRuns` finds it).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { durable } from "waymark";
+import { durable, type Wake } from "waymark";
 import { PausingStore } from "../support/pausing-store.ts";
 import { type SqliteLab, sqliteLab } from "../support/sqlite-lab.ts";
 
@@ -53,8 +53,10 @@ describe("a child's end and its parent", () => {
     await held.reached;
     expect(await lab.engine("E").invoke("kid-2")).toMatchObject({ status: "completed" });
     expect(parentSignalWakes()).toBe(1);
-    // ...and the parent, once released, reads the signals and wakes itself.
+    // ...and the parent's release answers the mark: it wakes itself, reading nothing after it.
+    const reading = pausing.hold("loadJournal", "before", (args) => args[0] === "p");
     held.release();
+    expect(await Promise.race([watchdog.then(() => "released"), reading.reached.then(() => "read after the release")])).toBe("released");
     expect(await watchdog).toMatchObject({ status: "suspended" });
     expect(parentSignalWakes()).toBe(2);
     expect(await lab.engine("E").invoke("p")).toEqual({ status: "completed", result: [0, 10, 20] });
@@ -63,10 +65,12 @@ describe("a child's end and its parent", () => {
 
 /**
  * Simulator seed 671726272: a child's end reached its parent's journal while an invocation of the
- * parent held the lease, so the child left the parent alone (the holder reads the signals after
- * it releases). That invocation released the run as suspended, with no wake time (a wait for a
- * signal has none), and then failed before that read: the parent sat suspended, due never, a
+ * parent held the lease, so the child left the parent alone (the holder wakes itself after it
+ * releases). That invocation released the run as suspended, with no wake time (a wait for a
+ * signal has none), and then failed before it woke the run: the parent sat suspended, due never, a
  * signal in its journal, found by no watchdog once the wake that had invoked it was lost too.
+ * (Then the holder read the signals after its release; now its release answers the mark, and the
+ * step that can fail after it is the wake it sends.)
  */
 describe("a child's end while its parent holds the lease, and a parent that never reads it", () => {
   it("leaves the parent due once released, so the watchdog finds it whatever happens to the holder after the release", async () => {
@@ -81,14 +85,21 @@ describe("a child's end while its parent holds the lease, and a parent that neve
     // releases; the last child ends meanwhile and leaves the parent to it.
     const pausing = new PausingStore(lab.store);
     const held = pausing.hold("releaseLease", "before", (args) => args[0] === "p");
-    const holder = lab.engine("W", pausing.store).invoke("p");
+    let sendFails = false;
+    const failing = {
+      schedule: async (w: Wake) => {
+        if (sendFails && w.runId === "p") throw Object.assign(new Error("wake: unreachable (injected)"), { name: "TransientStoreError" });
+        return lab.wakes.schedule(w);
+      },
+      cancel: (runId: string, key: string) => lab.wakes.cancel(runId, key),
+    };
+    const holder = lab.engine("W", pausing.store, { wakes: failing }).invoke("p");
     await held.reached;
     expect(await lab.engine("E").invoke("kid-2")).toMatchObject({ status: "completed" });
-    // The release is applied; the read after it fails (the holder dies there, or its store is unreachable).
-    const reading = pausing.hold("loadJournal", "before", (args) => args[0] === "p");
+    // The release is applied; the wake the holder sends after it fails (the holder dies there, or
+    // the queue is unreachable).
+    sendFails = true;
     held.release();
-    await reading.reached;
-    reading.fail(Object.assign(new Error("loadJournal: unreachable (injected)"), { name: "TransientStoreError" }));
     await expect(holder).rejects.toThrow("unreachable (injected)");
 
     const run = await lab.store.getRun("p");

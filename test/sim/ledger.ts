@@ -201,7 +201,7 @@ export class Ledger {
       if (res.written && body.type === "attempt" && body.stepId !== undefined) this.close(actor, journalId, body.stepId, body.attempt ?? 0);
     } else if (op === "loadJournal" && answered) {
       learnt = () => this.sync(actor, args[0] as string, seq, caller);
-    } else if ((op === "releaseLease" || op === "continueRun") && answer === true) {
+    } else if ((op === "releaseLease" && (answer as { released?: unknown } | undefined)?.released === true) || (op === "continueRun" && answer === true)) {
       // The invocation gave the run up (its lease is free from now, even if the answer is yet to
       // reach it): a body of it that ended unrecorded (its record's write failed) is the
       // at-least-once gap, as if interrupted, and the next holder may run that attempt again.

@@ -19,8 +19,8 @@ export interface AdmissionPorts extends RunPorts {
   grant: Grant;
 }
 
-function releaseAs(o: AdmissionPorts, update: SuspendUpdate): Promise<boolean> {
-  return release(o, o.grant, update);
+async function releaseAs(o: AdmissionPorts, update: SuspendUpdate): Promise<boolean> {
+  return (await release(o, o.grant, update)).released;
 }
 
 export type Admission =

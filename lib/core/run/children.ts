@@ -129,11 +129,13 @@ export async function lastWordToParent(p: RunPorts, runId: string, end: { type: 
  *   is on its way; if that wake was lost, the watchdog finds the run by that due time), or it has
  *   ended: nothing is written;
  * - it holds a lease in the signal's incarnation: the holder may have read the journal before the
- *   signal came, and reads it again after it releases (engine-settle.ts) and wakes itself — but
- *   it may die, or fail, between the release and that read. So the run is marked due on release
- *   (`markDue` sets `dueOnRelease` on a leased run, once per lease: a run that has it is left
- *   alone), and no wake is sent (one would find the run busy). A holder that ends without
- *   releasing leaves `wakeAt` at its lease's expiry, which the watchdog and the failover find;
+ *   signal came. So the run is marked due on release (`markDue` sets `dueOnRelease` on a leased
+ *   run, once per lease: a run that has it is left alone), and no wake is sent (one would find the
+ *   run busy): the holder's release answers the mark's time and the holder wakes the run at it
+ *   (engine-settle.ts); if it dies or fails between the release and that wake, the release has
+ *   left the run due. A holder that ends without releasing leaves `wakeAt` at its lease's expiry,
+ *   which the watchdog and the failover find. (A release that lands between this read and the
+ *   mark leaves the mark on a suspended run: due, unwoken, found by the watchdog's sweep.)
  * - otherwise (suspended, or queued, and not due; another incarnation; a run not found) it is
  *   marked due and woken.
  *

@@ -68,13 +68,13 @@ export async function requestOwnCancel(p: RunPorts, g: Pick<Grant, "journalId">,
 }
 
 /**
- * The second half of the handshakes that end a wait from outside: deliverers write the signal
- * (a wake-now its sleep's resolution), then wake the run; the invocation wrote its waits, and now
- * reads what arrived for them — a wake that found it still busy was dropped.
+ * The invocation's half of the signal/wait handshake: a deliverer writes the signal, then reads
+ * the waits; the invocation wrote its waits, and reads the signals here, before it releases the
+ * lease. A signal that came before its wait was written is only buffered (its deliverer found no
+ * wait to resolve, and marked nothing), so only this read finds it. What comes after the wait is
+ * written marks the run, and the release answers that (engine-settle.ts, `suspend`).
  */
 export async function signalArrived(p: RunPorts, g: Grant, waits: ReadonlyArray<{ stepId: string; signal?: string }>): Promise<boolean> {
-  // A sleep: one read of its resolution. A wait for a signal: the journal, for buffered signals.
-  for (const w of waits) if (w.signal === undefined && (await p.store.getRecord(g.journalId, keys.resolution(w.stepId)))) return true;
   const signalWaits = waits.filter((w) => w.signal !== undefined);
   if (signalWaits.length === 0) return false;
   const fresh = await load(p, g);

@@ -3,7 +3,8 @@
  * renewing, releasing and finishing are each one conditional write; a write whose answer was
  * lost (thrown) is read back, and found to be this caller's own effect, answered as done.
  */
-import { type AcquireRequest, type FinishUpdate, type Lease, type RunMeta, type SuspendUpdate, TERMINAL_STATUSES } from "../../ports.ts";
+import { type AcquireRequest, type FinishUpdate, type Lease, type ReleaseResult, type RunMeta, type SuspendUpdate, TERMINAL_STATUSES } from "../../ports.ts";
+import { released } from "../journal-base.ts";
 import { isFinishedBy, isOwnGrant, isReleased } from "../retried-writes.ts";
 import { journalIdOf } from "./journal-ids.ts";
 import type { RunPorts } from "./ports.ts";
@@ -70,12 +71,18 @@ export async function renew(p: RunPorts, g: Grant, ttlMs: number): Promise<boole
   return true;
 }
 
-/** Suspends (or queues) the run and frees the lease; false if the lease was no longer ours. */
-export async function release(p: RunPorts, g: Pick<Grant, "runId" | "token">, update: SuspendUpdate): Promise<boolean> {
+/**
+ * Suspends (or queues) the run and frees the lease; `released: false` if the lease was no longer
+ * ours. Released, it says the run's wake time as the store left it (`ReleaseResult`): earlier
+ * than `update.wakeAt` when something marked the run while the lease was held. A lost answer is
+ * read back, and the run's stored wake time answered.
+ */
+export async function release(p: RunPorts, g: Pick<Grant, "runId" | "token">, update: SuspendUpdate): Promise<ReleaseResult> {
   try {
     return await p.store.releaseLease(g.runId, g.token, update);
   } catch (err) {
-    if (isReleased(await p.store.getRun(g.runId).catch(() => undefined), g.token)) return true;
+    const run = await p.store.getRun(g.runId).catch(() => undefined);
+    if (isReleased(run, g.token)) return released(run?.wakeAt);
     throw err;
   }
 }

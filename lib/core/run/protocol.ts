@@ -28,7 +28,7 @@ import type { AnyWorkflow } from "../definition.ts";
 import type { ChildEnd, ChildPort, ParentRef } from "../children.ts";
 import type { JournalView } from "../journal-view.ts";
 import type { JournalRecord, SignalRecord } from "../records.ts";
-import type { Journal, Lease, RunMeta, SuspendUpdate, Timers } from "../../ports.ts";
+import type { Journal, Lease, ReleaseResult, RunMeta, SuspendUpdate, Timers } from "../../ports.ts";
 import type { SerializedError } from "../errors.ts";
 import type { InvocationResult } from "../engine-types.ts";
 import { type Admission, type AdmissionRun, admit, unhosted } from "./admission.ts";
@@ -37,7 +37,7 @@ import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWord
 import { completeSwitch, continueAsNew } from "./continue.ts";
 import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
-import { type Appended, append, cancelRequested, load, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
+import { type Appended, append, load, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
 import { finish, type Grant, grant, type Refusal, release, wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
@@ -96,20 +96,22 @@ export class RunProtocol {
     return transact(this.ports, g, record, ops);
   }
 
-  cancelRequested(g: Grant): Promise<string | undefined> {
-    return cancelRequested(this.ports, g);
-  }
-
   /** The run's own deadline: its cancellation, journaled by the invocation that finds it passed. */
   requestOwnCancel(g: Grant, reason: string): Promise<string> {
     return requestOwnCancel(this.ports, g, reason);
   }
 
+  /** Whether a signal reached one of these waits (resolved it, or is buffered for it): read before the release. */
   signalArrived(g: Grant, waits: ReadonlyArray<{ stepId: string; signal?: string }>): Promise<boolean> {
     return signalArrived(this.ports, g, waits);
   }
 
-  suspend(g: Grant, update: SuspendUpdate): Promise<boolean> {
+  /**
+   * Releases the lease, the run suspended (or queued) as `update` says. The answer's `wakeAt` is
+   * the run's wake time as the store left it: earlier than `update.wakeAt` (or present without
+   * one) when a deliverer marked the run while this lease was held (`markDue`, `dueOnRelease`).
+   */
+  suspend(g: Grant, update: SuspendUpdate): Promise<ReleaseResult> {
     return release(this.ports, g, update);
   }
 
@@ -117,12 +119,13 @@ export class RunProtocol {
    * After a fault: the run released, due again at `at`, for the wake that faulted to find it
    * due when it comes back (a `not-due` refusal would acknowledge it). The release may find the
    * run released already, by this same invocation before the fault (a sleep's wake that could
-   * not be sent after it): that release's time stands, so the run is marked due at `at` too.
-   * False if the lease was no longer ours.
+   * not be sent after it): that release's time stands, so the run is marked due at `at` too —
+   * unless the release answers the run due by `at` already. False if the lease was no longer ours.
    */
   async releaseAfterFault(g: Grant, now: number, at: number): Promise<boolean> {
-    if (!(await release(this.ports, g, { now, wakeAt: at, waitingFor: "retry" }))) return false;
-    await this.ports.store.markDue(g.runId, at);
+    const res = await release(this.ports, g, { now, wakeAt: at, waitingFor: "retry" });
+    if (!res.released) return false;
+    if (res.wakeAt === undefined || res.wakeAt > at) await this.ports.store.markDue(g.runId, at);
     return true;
   }
 
