@@ -24,6 +24,7 @@ try {
   const named = db.prepare<[{ j: string; k: string; b: string; l: null; p: string }]>(`${insert} VALUES (@j, @k, @b, @l) ON CONFLICT DO NOTHING ${probe} = @j AND key = @p) AS pb`);
   const positional = db.prepare<[string, string, string, null, string, string]>(`${insert} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING ${probe} = ? AND key = ?) AS pb`);
   const exists = db.prepare<[string, string, string, null, string, string]>(`${insert} VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING (SELECT 1 FROM records WHERE run_id = ? AND key = ?)`).raw();
+  const probeAlone = db.prepare<[string, string]>("SELECT 1 FROM records WHERE run_id = ? AND key = ?").pluck();
   const bodies = Array.from({ length: N }, (_, i) => sampleRecordJson(i));
   const keys = Array.from({ length: N }, (_, i) => `step#${i === 0 ? "s" : `s#${i + 1}`}`);
   let seq = 0;
@@ -32,6 +33,10 @@ try {
     "body probe, named parameters, .all()": (run, i) => named.all({ j: run, k: keys[i] ?? "", b: bodies[i] ?? "", l: null, p: "cancel" }),
     "body probe, positional, .all()": (run, i) => positional.all(run, keys[i] ?? "", bodies[i] ?? "", null, run, "cancel"),
     "exists probe, positional, .raw().all() (used)": (run, i) => exists.all(run, keys[i] ?? "", bodies[i] ?? "", null, run, "cancel"),
+    "raw INSERT .run(), then the probe's SELECT .get()": (run, i) => {
+      raw.run(run, keys[i] ?? "", bodies[i] ?? "", null);
+      return probeAlone.get(run, "cancel");
+    },
   };
   const times: Record<string, number[]> = {};
   for (let round = -2; round < ROUNDS; round++) {
