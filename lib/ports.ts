@@ -168,6 +168,21 @@ export interface SuspendUpdate {
  */
 export type ReleaseResult = { released: false } | { released: true; wakeAt?: number };
 
+/**
+ * What a `markDue` did: `due`, it made a suspended or queued run due by its time (whoever marks
+ * sends the wake); `on-release`, the run holds a lease and its release will leave it due (its
+ * holder sends the wake); `none`, nothing to do — already due by then (its wake is on its way),
+ * already marked on release, pending or finished.
+ *
+ * @example
+ * ```ts
+ * if ((await store.markDue("order-8472", Date.now())) === "due") {
+ *   // the run was asleep and nobody else is waking it: send its wake now
+ * }
+ * ```
+ */
+export type MarkDueResult = "due" | "on-release" | "none";
+
 /** The switch of a run to its next incarnation (`continueAsNew`), as the store applies it. */
 export interface ContinueUpdate {
   now: number;
@@ -260,8 +275,10 @@ export interface RunRecords {
    * due by `at` — the holder may have read the journal before the signal came, and may die before
    * it reads it again. No effect on pending or finished runs. `leased`: the caller just read the
    * run leased by that token (a store that must try one transition after another tries that one first).
+   * The answer says which transition it made (`MarkDueResult`), so a caller that read the run
+   * leased learns that the lease was released meanwhile and the wake is its own to send.
    */
-  markDue(runId: string, at: number, leased?: { token: number }): Promise<void>;
+  markDue(runId: string, at: number, leased?: { token: number }): Promise<MarkDueResult>;
 }
 
 /** Runs by status and by due time: the CLI, the dashboard, the watchdog. */

@@ -6,7 +6,7 @@
  * and sends the transition that item calls for. Each refusal is another writer's transition, so
  * a few tries suffice; every write is safe to send again after a lost answer.
  */
-import type { SuspendUpdate } from "../ports.ts";
+import type { MarkDueResult, SuspendUpdate } from "../ports.ts";
 import { type Applied, earliest, type Released } from "../core/journal-base.ts";
 import { ContendedWriteError } from "./errors.ts";
 import { markDueOnReleaseUpdate, markDueUpdate, type MetaUpdate, releaseUpdate } from "./dynamodb-transitions.ts";
@@ -35,23 +35,29 @@ export async function releaseMarked(apply: ApplyMeta, runId: string, token: numb
 
 /**
  * Suspended or queued: due by `at`; leased: due by `at` once released; otherwise nothing. The
- * first try is the transition the caller's read calls for (`leased`: the run's lease).
+ * first try is the transition the caller's read calls for (`leased`: the run's lease). The
+ * answer names the transition that applied (`MarkDueResult`).
  */
-export async function markDue(apply: ApplyMeta, runId: string, at: number, leased?: { token: number }): Promise<void> {
-  let res = await apply(leased ? markDueOnReleaseUpdate(leased.token, at) : markDueUpdate(runId, at));
+export async function markDue(apply: ApplyMeta, runId: string, at: number, leased?: { token: number }): Promise<MarkDueResult> {
+  let onRelease = leased !== undefined;
+  let res = await apply(onRelease && leased ? markDueOnReleaseUpdate(leased.token, at) : markDueUpdate(runId, at));
   for (let tries = 0; !res.applied && res.run; tries++) {
     const run = res.run;
     if (run.status === "running" && run.lease) {
-      if (run.dueOnRelease !== undefined && run.dueOnRelease <= at) return;
+      if (run.dueOnRelease !== undefined && run.dueOnRelease <= at) return "none";
       if (tries === TRIES) break;
+      onRelease = true;
       res = await apply(markDueOnReleaseUpdate(run.lease.token, at));
     } else if (run.status === "suspended" || run.status === "queued") {
-      if (run.wakeAt !== undefined && run.wakeAt <= at) return;
+      if (run.wakeAt !== undefined && run.wakeAt <= at) return "none";
       if (tries === TRIES) break;
+      onRelease = false;
       res = await apply(markDueUpdate(runId, at));
-    } else return;
+    } else return "none";
   }
   // Refused every time by a run that still needs the mark: the wake the caller sends next would
   // find the run not due (`not-due`), so the caller fails and is retried instead.
   if (!res.applied && res.run) throw new ContendedWriteError(runId, TRIES + 1);
+  if (!res.applied) return "none";
+  return onRelease ? "on-release" : "due";
 }

@@ -35,6 +35,7 @@ import {
   type Journal,
   type JournalStore,
   type ListQuery,
+  type MarkDueResult,
   type NewRun,
   type PurgedRun,
   type QueuedRun,
@@ -209,7 +210,7 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
     }))));
   }
 
-  markDue(runId: string, at: number, leased?: { token: number }): Promise<void> {
+  markDue(runId: string, at: number, leased?: { token: number }): Promise<MarkDueResult> {
     return markDue((u) => this.applied(this.update(runId, u)), runId, at, leased);
   }
 

@@ -20,6 +20,7 @@ import {
   type JournalStore,
   type Lease,
   type ListQuery,
+  type MarkDueResult,
   type NewRun,
   type PurgedRun,
   type QueuedRun,
@@ -56,7 +57,7 @@ export abstract class JournalStoreBase implements JournalStore {
   abstract getRecord(journalId: string, key: string): Promise<StoredRecord | undefined>;
   abstract appendRecord(journalId: string, record: StoredRecord, probe?: string): Promise<AppendResult>;
   abstract markLate(journalId: string, key: string, waitStepId: string): Promise<void>;
-  abstract markDue(runId: string, at: number, leased?: { token: number }): Promise<void>;
+  abstract markDue(runId: string, at: number, leased?: { token: number }): Promise<MarkDueResult>;
   abstract listRuns(query: ListQuery): Promise<RunPage>;
   abstract listDueRuns(now: number, limit: number): Promise<RunMeta[]>;
   abstract purgeExpired(now: number, limit: number): Promise<PurgedRun[]>;

@@ -20,6 +20,7 @@ import {
   type Journal,
   type JournalStore,
   type ListQuery,
+  type MarkDueResult,
   type NewRun,
   type PurgedRun,
   type QueuedRun,
@@ -84,7 +85,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   /** Every write goes through the connection's group commit (sqlite-batch.ts), the appends' and the wake table's too. */
   private readonly writes: WriteQueue;
   private readonly setLate: Statement<[string, string, string]>;
-  private readonly due: Statement<[Params]>;
+  private readonly due: Statement<[Params], { status: string }>;
   private readonly selectDue: Statement<[number, number], RunRow>;
   /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
   private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
@@ -142,13 +143,14 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     this.writes = WriteQueue.of(db);
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
     // Suspended or queued: due by @at. Leased: due by @at once released (dueOnRelease).
-    this.due = db.prepare<[Params]>(`
+    this.due = db.prepare<[Params], { status: string }>(`
       UPDATE runs SET
         wake_at = CASE WHEN status IN ('suspended', 'queued') THEN @at ELSE wake_at END,
         due_on_release = CASE WHEN status IN ('suspended', 'queued') THEN due_on_release ELSE @at END
       WHERE run_id = @runId AND (
         (status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at))
-        OR (status = 'running' AND lease_owner IS NOT NULL AND (due_on_release IS NULL OR due_on_release > @at)))`);
+        OR (status = 'running' AND lease_owner IS NOT NULL AND (due_on_release IS NULL OR due_on_release > @at)))
+      RETURNING status`);
     this.selectDue = db.prepare<[number, number], RunRow>(`
       SELECT * FROM runs WHERE wake_at <= ? AND ${NOT_FINISHED} ORDER BY wake_at, run_id LIMIT ?`);
     this.selectPage = [false, true].flatMap((byStatus) =>
@@ -309,8 +311,10 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     });
   }
 
-  async markDue(runId: string, at: number): Promise<void> {
-    await this.writes.write(runId, () => this.due.run({ runId, at }));
+  async markDue(runId: string, at: number): Promise<MarkDueResult> {
+    // The row RETURNING gives is the run as marked: running, its release will leave it due.
+    const marked = await this.writes.write(runId, () => this.due.all({ runId, at })[0]);
+    return marked === undefined ? "none" : marked.status === "running" ? "on-release" : "due";
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

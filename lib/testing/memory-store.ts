@@ -16,6 +16,7 @@ import {
   type Journal,
   type JournalStore,
   type ListQuery,
+  type MarkDueResult,
   type NewRun,
   type PurgedRun,
   type QueuedRun,
@@ -213,10 +214,17 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     if (record) record.lateFor = waitStepId;
   }
 
-  async markDue(runId: string, at: number): Promise<void> {
+  async markDue(runId: string, at: number): Promise<MarkDueResult> {
     const meta = this.runs.get(runId);
-    if ((meta?.status === "suspended" || meta?.status === "queued") && (meta.wakeAt === undefined || meta.wakeAt > at)) meta.wakeAt = at;
-    else if (meta?.status === "running" && meta.lease) meta.dueOnRelease = earliest(meta.dueOnRelease, at);
+    if ((meta?.status === "suspended" || meta?.status === "queued") && (meta.wakeAt === undefined || meta.wakeAt > at)) {
+      meta.wakeAt = at;
+      return "due";
+    }
+    if (meta?.status === "running" && meta.lease && (meta.dueOnRelease === undefined || meta.dueOnRelease > at)) {
+      meta.dueOnRelease = at;
+      return "on-release";
+    }
+    return "none";
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {

@@ -26,15 +26,20 @@ describe("markDue on DynamoDB under contention", () => {
     expect(token).toBe(6); // the first write and four more tries, each refused
   });
 
-  it("returns once a try applies, or once the item it was refused by needs no mark", async () => {
+  it("returns once a try applies, or once the item it was refused by needs no mark, naming the transition", async () => {
     let calls = 0;
     const appliesThird = async (): Promise<Applied> => (++calls < 3 ? { applied: false, run: leasedBy(calls + 1) } : { applied: true });
-    await expect(markDue(appliesThird, "r", T)).resolves.toBeUndefined();
+    await expect(markDue(appliesThird, "r", T)).resolves.toBe("on-release");
     expect(calls).toBe(3);
     const alreadyDue = async (): Promise<Applied> => ({ applied: false, run: { ...base, wakeAt: T - 1 } });
-    await expect(markDue(alreadyDue, "r", T)).resolves.toBeUndefined();
+    await expect(markDue(alreadyDue, "r", T)).resolves.toBe("none");
     const finished = async (): Promise<Applied> => ({ applied: false, run: { ...base, status: "completed" } });
-    await expect(markDue(finished, "r", T)).resolves.toBeUndefined();
+    await expect(markDue(finished, "r", T)).resolves.toBe("none");
+    // Read leased, released since: the try on release is refused by a suspended run, then due.
+    let tries = 0;
+    const releasedMeanwhile = async (): Promise<Applied> => (++tries === 1 ? { applied: false, run: { ...base, status: "suspended" } } : { applied: true });
+    await expect(markDue(releasedMeanwhile, "r", T, { token: 1 })).resolves.toBe("due");
+    await expect(markDue(async () => ({ applied: true }), "r", T)).resolves.toBe("due");
   });
 });
 

@@ -94,6 +94,23 @@ export function retryTests(store: () => JournalStore): void {
     expect((await store().getRun(runId))?.wakeAt).toBeUndefined();
   });
 
+  it("markDue answers the transition it made: due, on-release, or none", async () => {
+    const asleep = await leasedRun(store(), "due-answer", "inv-1");
+    await store().releaseLease(asleep.runId, asleep.token, { now: T + 2, wakeAt: T + 20_000, waitingFor: "sleep:nap" });
+    expect(await store().markDue(asleep.runId, T + 5)).toBe("due");
+    expect(await store().markDue(asleep.runId, T + 9)).toBe("none"); // due by then already
+    const held = await leasedRun(store(), "due-answer-leased", "inv-1");
+    expect(await store().markDue(held.runId, T + 5)).toBe("on-release");
+    expect(await store().markDue(held.runId, T + 9)).toBe("none"); // marked earlier already
+    expect(await store().markDue(held.runId, T + 3)).toBe("on-release"); // earlier: moved
+    // Read leased, released since (no mark): the caller's hint is wrong, and the answer says so.
+    const raced = await leasedRun(store(), "due-answer-raced", "inv-1");
+    await store().releaseLease(raced.runId, raced.token, { now: T + 2, waitingFor: "signal:__child" });
+    expect(await store().markDue(raced.runId, T + 5, { token: raced.token })).toBe("due");
+    expect((await store().getRun(raced.runId))?.wakeAt).toBe(T + 5);
+    expect(await store().markDue("due-answer-no-such-run", T + 5)).toBe("none");
+  });
+
   it("markDue on a leased run leaves its lease alone and makes its release due by then (the earlier of the two), once", async () => {
     const { runId, token } = await leasedRun(store(), "due-leased", "inv-1");
     await lossy().lose("markDue").store.markDue(runId, T + 40);

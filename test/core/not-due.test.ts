@@ -6,7 +6,7 @@
  * reads nothing after its release: a delivery is complete when its mark lands).
  */
 import { describe, expect, it } from "vitest";
-import { Client, createRegistry, durable, Engine, type ReleaseResult, type SuspendUpdate, type Wake } from "waymark";
+import { Client, createRegistry, durable, Engine, type MarkDueResult, type ReleaseResult, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 import { Approval, Empty } from "./helpers.ts";
 
@@ -51,7 +51,7 @@ describe("a wake answered for its time", () => {
         }
         return super.releaseLease(runId, token, update);
       }
-      override async markDue(runId: string, at: number): Promise<void> {
+      override async markDue(runId: string, at: number): Promise<MarkDueResult> {
         if (deliverer) throw new Error("the deliverer died");
         return super.markDue(runId, at);
       }

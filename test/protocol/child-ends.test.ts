@@ -110,3 +110,41 @@ describe("a child's end while its parent holds the lease, and a parent that neve
     expect(await lab.engine("E").invoke("p")).toEqual({ status: "completed", result: [0, 10, 20] });
   });
 });
+
+/**
+ * A child reads its parent leased, and the parent's release lands before the child's mark: the
+ * mark makes the suspended parent due. Read leased, the child used to leave the wake to the
+ * holder, whose release had already answered without the mark: the parent waited for the
+ * watchdog's sweep. `markDue` now says it made the run due, and the child wakes it.
+ */
+describe("a child's end whose parent releases between the child's read and its mark", () => {
+  it("is woken by the child, at once", async () => {
+    lab = sqliteLab([parent, kid]);
+    await lab.client().start(parent, { runId: "p", input: {} });
+    expect(await lab.engine("E").invoke("p")).toMatchObject({ status: "suspended" });
+    expect(await lab.engine("E").invoke("kid-0")).toMatchObject({ status: "completed" });
+    expect(await lab.engine("E").invoke("kid-1")).toMatchObject({ status: "completed" });
+
+    // An invocation of the parent is held before its release; the last child reads it leased and
+    // is held before its mark; then the parent releases (nothing marked it yet), then the mark.
+    const parentSide = new PausingStore(lab.store);
+    const releasing = parentSide.hold("releaseLease", "before", (args) => args[0] === "p");
+    const holder = lab.engine("W", parentSide.store).invoke("p");
+    await releasing.reached;
+    const childSide = new PausingStore(lab.store);
+    const marking = childSide.hold("markDue", "before", (args) => args[0] === "p");
+    const child = lab.engine("C", childSide.store).invoke("kid-2");
+    await marking.reached;
+    const wakesBefore = parentSignalWakes();
+    releasing.release();
+    expect(await holder).toMatchObject({ status: "suspended" });
+    expect(parentSignalWakes()).toBe(wakesBefore);
+    marking.release();
+    expect(await child).toMatchObject({ status: "completed" });
+
+    // The parent is due and a wake for it is on its way: it does not wait for the watchdog.
+    expect((await lab.store.getRun("p"))?.wakeAt).toBeLessThanOrEqual(lab.clock.now());
+    expect(parentSignalWakes()).toBe(wakesBefore + 1);
+    expect(await lab.engine("E").invoke("p")).toEqual({ status: "completed", result: [0, 10, 20] });
+  });
+});

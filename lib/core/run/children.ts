@@ -134,8 +134,9 @@ export async function lastWordToParent(p: RunPorts, runId: string, end: { type: 
  *   run busy): the holder's release answers the mark's time and the holder wakes the run at it
  *   (engine-settle.ts); if it dies or fails between the release and that wake, the release has
  *   left the run due. A holder that ends without releasing leaves `wakeAt` at its lease's expiry,
- *   which the watchdog and the failover find. (A release that lands between this read and the
- *   mark leaves the mark on a suspended run: due, unwoken, found by the watchdog's sweep.)
+ *   which the watchdog and the failover find. A release that lands between this read and the
+ *   mark: the mark then makes the suspended run due, `markDue` answers `due`, and the wake is
+ *   this deliverer's to send.
  * - otherwise (suspended, or queued, and not due; another incarnation; a run not found) it is
  *   marked due and woken.
  *
@@ -152,8 +153,10 @@ export async function deliverChildEnd(p: RunPorts, { parent, childRunId, outcome
   const run = await store.getRun(parent.runId);
   const seen = parentSees(run, parent.incarnation ?? 1, now);
   if (seen === "yes") return;
-  await store.markDue(parent.runId, now, seen === "on-release" && run?.lease ? { token: run.lease.token } : undefined);
-  if (seen === "on-release") return;
+  const marked = await store.markDue(parent.runId, now, seen === "on-release" && run?.lease ? { token: run.lease.token } : undefined);
+  // Left to the holder's release; or, read leased, already due by the time of the mark (the
+  // holder's release answered it). Made due here (read leased, released since): ours to wake.
+  if (marked === "on-release" || (seen === "on-release" && marked === "none")) return;
   await wakes.schedule({ runId: parent.runId, at: now, reason: "signal", key: "signal" });
 }
 
