@@ -68,6 +68,30 @@ describe("wake now", () => {
     expect(await lab.engine("W2").invoke("w3")).toEqual({ status: "completed", result: "ch_1:shipped" });
   });
 
+  it("a wake-now that died after its resolution and before its mark is completed by the next call", async () => {
+    lab = sqliteLab([coolOff]);
+    await lab.client().start(coolOff, { runId: "w4", input: {} });
+    expect(await lab.engine("W").invoke("w4")).toMatchObject({ status: "suspended" });
+    const asleep = await lab.store.getRun("w4");
+    expect(asleep).toMatchObject({ waitingFor: "sleep:cool-off" });
+    // The first call writes the sleep's resolution, then dies before its mark (and its wake).
+    const pausing = new PausingStore(lab.store);
+    const marking = pausing.hold("markDue", "before", (args) => args[0] === "w4");
+    const first = lab.client(pausing.store).wake("w4");
+    await marking.reached;
+    marking.fail(new Error("the caller died"));
+    await expect(first).rejects.toThrow("the caller died");
+    expect((await lab.store.getRun("w4"))?.wakeAt).toBe(asleep?.wakeAt); // not due: an hour away
+    // Its retry finds the sleep woken and the run still asleep at it, not due: marks and wakes it.
+    const before = lab.scheduled.length;
+    expect(await lab.client().wake("w4")).toEqual({ woken: ["cool-off"] });
+    expect((await lab.store.getRun("w4"))?.wakeAt).toBeLessThanOrEqual(lab.clock.now());
+    expect(lab.scheduled.slice(before).some((w) => w.runId === "w4" && w.at <= lab!.clock.now())).toBe(true);
+    expect(await lab.engine("W2").invoke("w4")).toEqual({ status: "completed", result: "ch_1:shipped" });
+    // Once the run has gone past it, the woken sleep is nothing to wake.
+    await expect(lab.client().wake("w4")).rejects.toBeInstanceOf(RunFinishedError);
+  });
+
   it("`waymark runs wake` and the dashboard's button, on a local journal", async () => {
     const file = join(tempDir(), "journal.db");
     local = createLocalRuntime({ workflows: [coolOff], file });
