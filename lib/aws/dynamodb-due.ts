@@ -7,7 +7,7 @@
  * a few tries suffice; every write is safe to send again after a lost answer.
  */
 import type { MarkDueResult, SuspendUpdate } from "../ports.ts";
-import { type Applied, earliest, type Released } from "../core/journal-base.ts";
+import { type Applied, appliedRelease, earliest, type Released } from "../core/journal-base.ts";
 import { ContendedWriteError } from "./errors.ts";
 import { markDueOnReleaseUpdate, markDueUpdate, type MetaUpdate, releaseUpdate } from "./dynamodb-transitions.ts";
 
@@ -29,8 +29,7 @@ export async function releaseMarked(apply: ApplyMeta, runId: string, token: numb
     res = await apply(releaseUpdate(runId, token, update, seenDue));
   }
   if (!res.applied) return res;
-  const wakeAt = earliest(update.wakeAt, seenDue);
-  return wakeAt === undefined ? { applied: true } : { applied: true, wakeAt };
+  return appliedRelease(earliest(update.wakeAt, seenDue));
 }
 
 /**

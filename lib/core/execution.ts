@@ -54,11 +54,6 @@ export class Execution {
     return this.core.bodies.settled(ms);
   }
 
-  /** True once this execution knows of a cancellation request. */
-  get knowsCancel(): boolean {
-    return this.core.knowsCancel;
-  }
-
   /** A cancellation noticed while running (the heartbeat read it): running step bodies are aborted. */
   requestCancel(reason: string): void {
     this.core.cancellation.request(reason);

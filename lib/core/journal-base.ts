@@ -161,6 +161,11 @@ export function freshRunMeta(run: NewRun, input: unknown = run.input): RunMeta {
   };
 }
 
+/** A store's applied release, with the wake time it wrote if any (a column's NULL: none). */
+export function appliedRelease(wakeAt: number | null | undefined): Released {
+  return wakeAt === undefined || wakeAt === null ? { applied: true } : { applied: true, wakeAt };
+}
+
 /** A release's answer, with the run's wake time if it has one. */
 export function released(wakeAt: number | undefined): ReleaseResult {
   return wakeAt === undefined ? { released: true } : { released: true, wakeAt };

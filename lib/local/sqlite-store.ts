@@ -37,7 +37,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { SqliteTables } from "./sqlite-tables.ts";
 import type { Database } from "./database.ts";
-import { type Applied, freshRunMeta, type Granted, JournalStoreBase, type Released } from "../core/journal-base.ts";
+import { type Applied, appliedRelease, freshRunMeta, type Granted, JournalStoreBase, type Released } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
 import { JournalRows, type RecordCells } from "./journal-rows.ts";
@@ -266,7 +266,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     return this.writes.write(runId, (): Released => {
       const row = this.suspend.get(params);
       if (!row) return this.refused(runId);
-      return row.wake_at === null ? { applied: true } : { applied: true, wakeAt: row.wake_at };
+      return appliedRelease(row.wake_at);
     });
   }
 

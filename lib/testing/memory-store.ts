@@ -33,7 +33,7 @@ import type { TableKeys } from "../core/transact/emulate.ts";
 import type { TxOp } from "../core/transact/ops.ts";
 import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
-import { type Applied, type Granted, type Released, earliest, freshRunMeta, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
+import { type Applied, appliedRelease, type Granted, type Released, earliest, freshRunMeta, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
@@ -139,7 +139,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     delete meta.dueOnRelease;
     setOrDelete(meta, "waitingFor", update.waitingFor);
     meta.updatedAt = update.now;
-    return wakeAt === undefined ? { applied: true } : { applied: true, wakeAt };
+    return appliedRelease(wakeAt);
   }
 
   protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
