@@ -21,7 +21,7 @@ const fiveSteps = durable({ name: "commits-five", input: z.object({ n: z.number(
 });
 const dir = mkdtempSync(join(tmpdir(), "waymark-commits-"));
 try {
-  const rt = createLocalRuntime({ workflows: [fiveSteps], file: join(dir, "c.db"), concurrency: 16, tracing: false });
+  const rt = createLocalRuntime({ workflows: [fiveSteps], file: join(dir, "c.db"), concurrency: 16, tracing: false, checkpoints: "inline" });
   await rt.start();
   // The runtime's own connection (not public): the WAL's frame count is per connection's view.
   const db = (rt as unknown as { db: Database }).db;

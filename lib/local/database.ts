@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
+import { checkpointInBackground, forget } from "./checkpointer.ts";
 import { setJournalCacheBudget } from "./journal-rows.ts";
 import { type MissingDependencyError, sqliteDriver } from "./sqlite-driver.ts";
 
@@ -86,6 +87,14 @@ export interface LocalDatabaseOptions {
    * other process has written to it. Default 32 MiB; 0 keeps none.
    */
   journalCacheBytes?: number;
+  /**
+   * Where the WAL is checkpointed (copied back into the database file, which SQLite fsyncs):
+   * `"background"` (the default), on a worker thread of this process, off the commits' path
+   * (lib/local/checkpointer.ts); `"inline"`, SQLite's own automatic checkpoint, inside the
+   * commit that crosses 1,000 WAL pages. What a commit survives is the same either way. An
+   * in-memory database has no WAL and ignores it.
+   */
+  checkpoints?: "background" | "inline";
 }
 
 /**
@@ -105,6 +114,8 @@ export interface LocalDatabaseOptions {
 export function openLocalDatabase(file: string, options: LocalDatabaseOptions = {}): Database {
   const durability = options.durability ?? "normal";
   if (durability !== "normal" && durability !== "full") throw new TypeError(`durability must be "normal" or "full", not ${JSON.stringify(durability)}`);
+  const checkpoints = options.checkpoints ?? "background";
+  if (checkpoints !== "background" && checkpoints !== "inline") throw new TypeError(`checkpoints must be "background" or "inline", not ${JSON.stringify(checkpoints)}`);
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const Driver = sqliteDriver();
   const db = new Driver(file);
@@ -114,6 +125,13 @@ export function openLocalDatabase(file: string, options: LocalDatabaseOptions = 
     db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
     migrate(db);
     if (options.journalCacheBytes !== undefined) setJournalCacheBudget(db, options.journalCacheBytes);
+    if (checkpoints === "background" && file !== ":memory:" && file !== "" && checkpointInBackground(db, file)) {
+      const close = db.close;
+      db.close = function (this: Database) {
+        forget(this);
+        return close.call(this);
+      };
+    }
     return db;
   } catch (err) {
     db.close();

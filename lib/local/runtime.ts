@@ -52,6 +52,12 @@ export interface LocalRuntimeOptions {
    * wrote to it. Default 32 MiB; 0 keeps none.
    */
   journalCacheBytes?: number;
+  /**
+   * Where the journal file's WAL is checkpointed: `"background"` (default), on a worker thread,
+   * off the commits' path; `"inline"`, SQLite's own automatic checkpoint, in the commit that
+   * crosses 1,000 WAL pages. What a write survives is the same either way.
+   */
+  checkpoints?: "background" | "inline";
   /** Most runs invoked at once. Default 8. */
   concurrency?: number;
   /** Longest idle pause between polls of the wake table (other processes may add wakes). Default 50 ms. */
@@ -169,6 +175,7 @@ export class LocalRuntime {
     this.db = openLocalDatabase(this.file, {
       ...(o.durability === undefined ? {} : { durability: o.durability }),
       ...(o.journalCacheBytes === undefined ? {} : { journalCacheBytes: o.journalCacheBytes }),
+      ...(o.checkpoints === undefined ? {} : { checkpoints: o.checkpoints }),
     });
     this.store = new SqliteJournalStore(this.db, { ...(o.retentionDays === undefined ? {} : { retentionDays: o.retentionDays }), ...(o.tables ? { tables: o.tables } : {}) });
     this.pollMs = o.pollIntervalMs ?? 50;

@@ -24,6 +24,7 @@ import type { Statement } from "better-sqlite3";
 import type { AppendResult, StoredRecord } from "../ports.ts";
 import { runIdOfJournal } from "../core/run/journal-ids.ts";
 import { sameBody } from "../core/retried-writes.ts";
+import { commitCounter } from "./checkpointer.ts";
 import type { Database } from "./database.ts";
 import { JournalRows } from "./journal-rows.ts";
 import { type RecordRow, toJson, toRecord } from "./sqlite-rows.ts";
@@ -78,6 +79,8 @@ export class WriteQueue {
   private turnEndScheduled = false;
   /** What to do once the commit being made returned or failed (`afterCommit`). */
   private committed: Array<(ok: boolean) => void> = [];
+  /** Counts this connection's commits for the background checkpoint (checkpointer.ts); undefined: SQLite checkpoints inline. */
+  private readonly counted: (() => void) | undefined;
 
   /** The queue of `db` (one per connection, shared by every store over it). */
   static of(db: Database): WriteQueue {
@@ -87,6 +90,7 @@ export class WriteQueue {
   }
 
   private constructor(db: Database) {
+    this.counted = commitCounter(db);
     // IMMEDIATE: the write lock first, so a writer in another process cannot slip in between.
     this.writeMany = db.transaction((batch: readonly Pending[]) =>
       batch.map((p) => {
@@ -185,6 +189,7 @@ export class WriteQueue {
         return;
       }
       this.settle(true);
+      this.counted?.();
       p.resolve(result as never);
       return;
     }
@@ -197,6 +202,7 @@ export class WriteQueue {
       return;
     }
     this.settle(true);
+    this.counted?.();
     batch.forEach((p, i) => {
       const r = results[i];
       if (r instanceof Failed) p.reject(r.error);

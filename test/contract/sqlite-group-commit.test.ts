@@ -19,7 +19,8 @@ let files = 0;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function open(durability?: "normal" | "full"): { db: Database; store: SqliteJournalStore } {
-  const db = openLocalDatabase(join(dir, `g${++files}.db`), durability ? { durability } : {});
+  // Checkpoints inline and then off: the WAL only grows, and its frames count the commits.
+  const db = openLocalDatabase(join(dir, `g${++files}.db`), { checkpoints: "inline", ...(durability ? { durability } : {}) });
   db.pragma("wal_autocheckpoint = 0");
   return { db, store: new SqliteJournalStore(db) };
 }
@@ -120,7 +121,7 @@ describe("SQLite group commit", () => {
 
   it("waits for the end of the event loop's turn while several runs write, and goes back to the microtask rule for a run alone", async () => {
     const file = join(dir, `g${++files}.db`);
-    const db = openLocalDatabase(file);
+    const db = openLocalDatabase(file, { checkpoints: "inline" });
     db.pragma("wal_autocheckpoint = 0");
     const store = new SqliteJournalStore(db);
     // Frames from the WAL file's size (no checkpoint runs, so it only grows).
