@@ -10,16 +10,18 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AppendResult, Client, createRegistry, durable, Engine, type StoredRecord } from "waymark";
+import { type AppendResult, Client, createRegistry, durable, Engine, type Step, type StoredRecord } from "waymark";
 import { MemoryJournalStore, MemoryWakeQueue, VirtualClock } from "waymark/testing";
 
 const TTL = 30_000;
 
-function harness() {
+/** `nested`: the race runs in a `step.parallel` branch, whose scope numbers its positions apart. */
+function harness(nested = false) {
   const aBodies: Array<() => void> = [];
   const bBodies: Array<() => void> = [];
   const won: string[] = [];
-  const race = durable({ name: "straddle-race", input: z.object({}) }, async (_in, step) => {
+  const prefix = nested ? "p[x]/" : "";
+  const body = async (step: Pick<Step, "run">) => {
     const winner = await Promise.race([
       step.run("a", () => new Promise<string>((resolve) => aBodies.push(() => resolve("a")))),
       step.run("b", () => new Promise<string>((resolve) => bBodies.push(() => resolve("b")))),
@@ -28,7 +30,8 @@ function harness() {
       won.push(winner);
       return winner;
     });
-  });
+  };
+  const race = durable({ name: "straddle-race", input: z.object({}) }, async (_in, step) => (nested ? (await step.parallel("p", { x: body })).x : body(step)));
   /** Holds the zombie's append of `step#a` (the first) until released; a later one may meet `fault`. */
   class Straddle extends MemoryJournalStore {
     landZombie: (() => void) | undefined;
@@ -38,7 +41,7 @@ function harness() {
     armed = true;
     override appendRecord(journalId: string, record: StoredRecord, probe?: string): Promise<AppendResult> {
       const apply = () => super.appendRecord(journalId, record, probe);
-      if (record.key !== "step#a" || !this.armed) return apply();
+      if (record.key !== `step#${prefix}a` || !this.armed) return apply();
       if (!this.zombieWrite) {
         this.zombieWrite = new Promise<void>((resolve) => (this.landZombie = resolve)).then(apply);
         return this.zombieWrite;
@@ -58,7 +61,7 @@ function harness() {
   const settleDown = async () => {
     for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 1));
   };
-  const body = async (key: string) => (await store.getRecord("s1", key))?.body as { seq?: number; inv?: number } | undefined;
+  const record = async (key: string) => (await store.getRecord("s1", key.replace("#", `#${prefix}`)))?.body as { seq?: number; inv?: number } | undefined;
   /** A (invocation 1) ends `a`, then `b`: `a`'s write is held, `b`'s lands at 2. Then A's lease lapses. */
   const zombie = async () => {
     await new Client(p).start(race, { runId: "s1", input: {} });
@@ -67,7 +70,7 @@ function harness() {
     aBodies[0]?.();
     await until(() => store.landZombie !== undefined);
     bBodies[0]?.();
-    await until(async () => (await body("step#b"))?.seq === 2);
+    await until(async () => (await record("step#b"))?.seq === 2);
     clock.advance(TTL + 1);
     return { a };
   };
@@ -82,7 +85,7 @@ function harness() {
     expect(aBodies.length + bBodies.length + won.length).toBe(ran); // nothing ran again
     return result;
   };
-  return { race, store, p, clock, aBodies, bBodies, won, until, settleDown, body, zombie, replay };
+  return { race, store, p, clock, aBodies, bBodies, won, until, settleDown, record, zombie, replay };
 }
 
 describe("a zombie's record that lands below one of its own the holder loaded", () => {
@@ -93,11 +96,11 @@ describe("a zombie's record that lands below one of its own the holder loaded", 
     const holder = new Engine({ ...h.p, owner: "B" }).invoke("s1");
     await h.until(() => h.aBodies.length === 2);
     await h.settleDown();
-    expect(await h.body("step#won-b")).toBeUndefined();
+    expect(await h.record("step#won-b")).toBeUndefined();
     // A's write of a lands at 1; A's code, out of lease, starts nothing more.
     h.store.landZombie?.();
     expect(await a).toEqual({ status: "lost-lease" });
-    expect(await h.body("step#a")).toMatchObject({ seq: 1, inv: 1 });
+    expect(await h.record("step#a")).toMatchObject({ seq: 1, inv: 1 });
     // B's own body of a ends: A's record is there, so B stops, having gone on from nothing.
     h.aBodies[1]?.();
     expect(await holder).toEqual({ status: "lost-lease" });
@@ -109,6 +112,21 @@ describe("a zombie's record that lands below one of its own the holder loaded", 
     expect(await h.replay()).toEqual({ status: "completed", result: "a" });
   });
 
+  it("holds in a nested scope just the same (its positions are its own)", { timeout: 15_000 }, async () => {
+    const h = harness(true);
+    const { a } = await h.zombie();
+    const holder = new Engine({ ...h.p, owner: "B" }).invoke("s1");
+    await h.until(() => h.aBodies.length === 2);
+    await h.settleDown();
+    expect(await h.record("step#won-b")).toBeUndefined();
+    h.store.landZombie?.();
+    expect(await a).toEqual({ status: "lost-lease" });
+    h.aBodies[1]?.();
+    expect(await holder).toEqual({ status: "lost-lease" });
+    h.clock.advance(TTL + 1);
+    expect(await new Engine({ ...h.p, owner: "C" }).invoke("s1")).toEqual({ status: "completed", result: "a" });
+  });
+
   it("the holder's a recorded first takes a position past b's, and the zombie's write of it fails", { timeout: 15_000 }, async () => {
     const h = harness();
     const { a } = await h.zombie();
@@ -117,10 +135,10 @@ describe("a zombie's record that lands below one of its own the holder loaded", 
     h.aBodies[1]?.();
     // B records a at 3, then delivers b (2) and a (3): b won, as every replay will say.
     expect(await holder).toEqual({ status: "completed", result: "b" });
-    expect(await h.body("step#a")).toMatchObject({ seq: 3, inv: 2 });
+    expect(await h.record("step#a")).toMatchObject({ seq: 3, inv: 2 });
     h.store.landZombie?.();
     expect(await a).toEqual({ status: "lost-lease" });
-    expect(await h.body("step#a")).toMatchObject({ seq: 3, inv: 2 });
+    expect(await h.record("step#a")).toMatchObject({ seq: 3, inv: 2 });
     expect(await h.replay()).toEqual({ status: "completed", result: "b" });
   });
 
@@ -134,7 +152,7 @@ describe("a zombie's record that lands below one of its own the holder loaded", 
     const second = new Engine({ ...h.p, owner: "C" }).invoke("s1");
     await h.until(() => h.aBodies.length === 3);
     await h.settleDown();
-    expect(await h.body("step#won-b")).toBeUndefined();
+    expect(await h.record("step#won-b")).toBeUndefined();
     h.store.landZombie?.();
     expect(await a).toEqual({ status: "lost-lease" });
     h.aBodies[1]?.();
