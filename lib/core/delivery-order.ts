@@ -26,22 +26,25 @@
  * misread as having delivered it.
  *
  * That rule cannot see a straddle: one invocation's concurrent writes landing out of order
- * around another's load. The zombie took positions 1 (`a`) and 2 (`b`); `b`'s write lands, the
- * holder loads (it sees `b` at 2 and nothing at 1) and numbers from 3; `a` lands at 1 after that.
- * No later invocation wrote a position at or before 1, so `a` is delivered at 1, before `b` —
- * and the holder must not have gone on from `b` meanwhile. So it does not: positions are
- * numbered from 1 with none skipped, so a position missing below a recorded one is a write in
- * flight (or one that never lands: its invocation failed), and the recorded results above it are
- * held back while any step of that scope runs here with no record of its own ({@link
- * DeliveryOrder.running}: a body, a retry not due yet). The step that took the missing position
- * was called before the results above it were delivered, so the holder calls it too, runs it, and
- * writes its record under the same write-once key as the zombie's: the first to land stands. The
- * holder's record first: it is at a position of the holder's, the zombie's write fails, and the
- * held results are delivered, then it. The zombie's first: the holder's write loses, and it ends
- * having delivered nothing above the hole; the next invocation delivers `a` at 1, then `b`. No
- * record is added and nothing is written beyond what the holder writes anyway; a journal without
- * a hole, or a replay that runs nothing new, is not held at all. (A replay-only check runs
- * nothing, so it holds nothing.)
+ * around another's load. The zombie took 1 (`a`) and 2 (`b`); `b` lands, the holder loads (`b`
+ * at 2, nothing at 1) and numbers from 3; then `a` lands at 1. No later invocation wrote a
+ * position at or before 1, so replay delivers `a` first: the holder must not have gone on from
+ * `b`. Positions are numbered from 1 with none skipped, so one missing below a recorded one is a
+ * write in flight (or lost), and the recorded results above it are held back while a step of
+ * that scope runs here unrecorded ({@link DeliveryOrder.running}: a body, a retry not due). The
+ * missing position's step was called before them, so the holder runs it too, and the write-once
+ * step record decides: the holder's first (at a position of its own, delivered after the held
+ * ones; the zombie's write fails), or the zombie's (the holder's write loses, and it ends having
+ * delivered nothing above the hole). Nothing more is written; a journal without a hole, or a
+ * replay that runs nothing new (a replay-only check), is never held.
+ *
+ * Still open: two zombies' writes at one position. K's write of `q` at 1 is in flight when I
+ * loads; I takes 1 for `r`, its write in flight too; `q` lands, the next holder loads `q` at 1
+ * (no hole: `q` fills it) and goes on from it; then `r` lands, `q` is late by the rule above,
+ * and replay delivers `r` first. Holding every recorded result while a step of its scope runs
+ * unrecorded would close it, but holds ordinary resumes back (a sibling's retry not due yet
+ * stops the other branch); limited to an invocation that took over an expired lease it would
+ * cost nothing, but the grant does not say that today.
  */
 import { systemTimers, type Timers } from "../ports.ts";
 
