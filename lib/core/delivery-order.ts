@@ -24,6 +24,27 @@
  * place (`place#<stepId>`, see {@link lateDeliveries}) before it runs any code, so an invocation
  * that loaded the journal before the late record landed, and wrote positions past it, is not
  * misread as having delivered it.
+ *
+ * That rule cannot see a straddle: one invocation's concurrent writes landing out of order
+ * around another's load. The zombie took 1 (`a`) and 2 (`b`); `b` lands, the holder loads (`b`
+ * at 2, nothing at 1) and numbers from 3; then `a` lands at 1. No later invocation wrote a
+ * position at or before 1, so replay delivers `a` first: the holder must not have gone on from
+ * `b`. Positions are numbered from 1 with none skipped, so one missing below a recorded one is a
+ * write in flight (or lost), and the recorded results above it are held back while a step of
+ * that scope runs here unrecorded ({@link DeliveryOrder.running}: a body, a retry not due). The
+ * missing position's step was called before them, so the holder runs it too, and the write-once
+ * step record decides: the holder's first (at a position of its own, delivered after the held
+ * ones; the zombie's write fails), or the zombie's (the holder's write loses, and it ends having
+ * delivered nothing above the hole). Nothing more is written; a journal without a hole, or a
+ * replay that runs nothing new (a replay-only check), is never held.
+ *
+ * Still open: two zombies' writes at one position. K's write of `q` at 1 is in flight when I
+ * loads; I takes 1 for `r`, its write in flight too; `q` lands, the next holder loads `q` at 1
+ * (no hole: `q` fills it) and goes on from it; then `r` lands, `q` is late by the rule above,
+ * and replay delivers `r` first. Holding every recorded result while a step of its scope runs
+ * unrecorded would close it, but holds ordinary resumes back (a sibling's retry not due yet
+ * stops the other branch); limited to an invocation that took over an expired lease it would
+ * cost nothing, but the grant does not say that today.
  */
 import { systemTimers, type Timers } from "../ports.ts";
 
@@ -158,6 +179,12 @@ export class DeliveryOrder {
   private nextSeq: number;
   private readonly waiting = new Map<string, () => void>();
   private releasing = false;
+  /** How many results were recorded; `order` holds this execution's own past them. */
+  private readonly recorded: number;
+  /** The first recorded result above a missing position (a hole); `Infinity`: no hole. */
+  private readonly holdFrom: number;
+  /** This scope's steps running here that may yet record a result (they have none recorded). */
+  private live = 0;
 
   /** `onChange` runs when a result starts waiting and after one is released (the execution re-checks quiescence). */
   constructor(
@@ -167,7 +194,21 @@ export class DeliveryOrder {
   ) {
     const sorted = deliveryOrder(recorded);
     this.order = sorted.map((d) => d.stepId);
-    this.nextSeq = sorted.reduce((max, d) => Math.max(max, d.seq), 0) + 1;
+    this.recorded = sorted.length;
+    // Positions are numbered from 1 with none skipped (a journaled place included), unless a
+    // write is in flight, or was lost, below a recorded one.
+    let next = 1;
+    let holdFrom = Infinity;
+    for (let i = 0; i < sorted.length; i++) {
+      const seq = (sorted[i] as RecordedDelivery).seq;
+      if (seq > next) {
+        holdFrom = i;
+        break;
+      }
+      if (seq === next) next++;
+    }
+    this.holdFrom = holdFrom;
+    this.nextSeq = (sorted.at(-1)?.seq ?? 0) + 1;
   }
 
   /** The seq of a result this execution is about to record for `stepId`, which then takes the next position. */
@@ -176,9 +217,32 @@ export class DeliveryOrder {
     return this.nextSeq++;
   }
 
+  /**
+   * A step of this scope with no recorded result starts here (its body, its cancellation): the
+   * answer is called once its record is written. Until every such step has its record, a
+   * recorded result above a hole is not delivered (see the header: a straddle). Undefined when
+   * no recorded result is above a hole: nothing to count.
+   */
+  running(): (() => void) | undefined {
+    if (this.holdFrom === Infinity) return undefined;
+    this.live++;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      this.live--;
+      if (this.live === 0) this.releaseHead();
+    };
+  }
+
   /** Results waiting for an earlier one. */
   get pending(): number {
     return this.waiting.size;
+  }
+
+  /** True while the next recorded result lies above a hole and a step of this scope may still record below it. */
+  get held(): boolean {
+    return this.live > 0 && this.cursor >= this.holdFrom && this.cursor < this.recorded;
   }
 
   /**
@@ -199,7 +263,7 @@ export class DeliveryOrder {
   /** Resolves when `stepId`'s result may be delivered; at once (no promise) when it is next, or unordered (undefined). */
   turn(stepId: string | undefined): Promise<void> | undefined {
     if (stepId === undefined) return undefined;
-    if (this.order[this.cursor] === stepId) {
+    if (this.order[this.cursor] === stepId && !this.held) {
       this.advance();
       return undefined;
     }
@@ -210,8 +274,13 @@ export class DeliveryOrder {
 
   private advance(): void {
     this.cursor++;
+    this.releaseHead();
+  }
+
+  /** Releases the head if its result waits (after the continuation of the one just delivered). */
+  private releaseHead(): void {
     const head = this.order[this.cursor];
-    if (head === undefined || !this.waiting.has(head) || this.releasing) return;
+    if (head === undefined || !this.waiting.has(head) || this.releasing || this.held) return;
     // Let the continuation of the result just delivered run (and call its next steps) first.
     this.releasing = true;
     this.timers.defer(() => {
@@ -219,6 +288,8 @@ export class DeliveryOrder {
       const next = this.order[this.cursor];
       const resolve = next === undefined ? undefined : this.waiting.get(next);
       if (next === undefined || !resolve) return;
+      // A step of this scope started meanwhile: its record is awaited first.
+      if (this.held) return this.onChange();
       this.waiting.delete(next);
       this.advance();
       resolve();

@@ -5,7 +5,7 @@
  * later invocation exactly when that invocation wrote a position at or before the record's own.
  */
 import { describe, expect, it } from "vitest";
-import { deliveryOrder, lateDeliveries, type Placement, type RecordedDelivery } from "../../lib/core/delivery-order.ts";
+import { DeliveryOrder, deliveryOrder, lateDeliveries, type Placement, type RecordedDelivery } from "../../lib/core/delivery-order.ts";
 
 const d = (stepId: string, seq: number, inv: number, at = seq): RecordedDelivery => ({ stepId, seq, inv, at });
 const order = (recorded: RecordedDelivery[], places = new Map<string, Placement>()) => {
@@ -52,5 +52,38 @@ describe("late results", () => {
     const recorded = [d("a", 1, 1), d("h", 2, 2), d("z2", 3, 1, 50), d("z1", 2, 1, 60)];
     // Past every position recorded, the late ones' own included.
     expect(order(recorded)).toEqual({ ids: ["a@1", "h@2", "z1@4", "z2@5"], unplaced: [{ stepId: "z1", seq: 4 }, { stepId: "z2", seq: 5 }] });
+  });
+});
+
+describe("a position missing below recorded ones (a write in flight, or lost)", () => {
+  const tick = () => new Promise((r) => setTimeout(r, 1));
+
+  it("holds the recorded results above it while a step of the scope may still record", async () => {
+    const order = new DeliveryOrder([d("x", 1, 1), d("b", 3, 1), d("c", 4, 1)]);
+    expect(order.turn("x")).toBeUndefined();
+    const recorded = order.running() ?? (() => {});
+    expect(order.held).toBe(true);
+    let delivered = false;
+    void order.turn("b")?.then(() => (delivered = true));
+    for (let i = 0; i < 5; i++) await tick();
+    expect([delivered, order.stalled, order.pending]).toEqual([false, false, 1]);
+    // The step records (it takes position 5): b, then c, then it are delivered in turn.
+    expect(order.take("a")).toBe(5);
+    recorded();
+    recorded(); // once only
+    while (!delivered) await tick();
+    expect(order.held).toBe(false);
+    expect(order.turn("c")).toBeUndefined();
+    expect(order.turn("a")).toBeUndefined();
+  });
+
+  it("holds nothing below the hole, nor without one", () => {
+    const below = new DeliveryOrder([d("x", 1, 1), d("y", 2, 1), d("z", 4, 1)]);
+    below.running();
+    expect([below.turn("x"), below.turn("y")]).toEqual([undefined, undefined]);
+    expect(below.held).toBe(true);
+    const whole = new DeliveryOrder([d("x", 1, 1), d("y", 2, 2), d("z", 3, 2)]);
+    expect(whole.running()).toBeUndefined();
+    expect([whole.held, whole.turn("x"), whole.turn("y"), whole.turn("z")]).toEqual([false, undefined, undefined, undefined]);
   });
 });

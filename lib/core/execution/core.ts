@@ -269,7 +269,8 @@ export class ExecutionCore {
 
   private quiet(): boolean {
     if (this.inflight > 0) return false;
-    if (this.orders.some((o) => o.pending > 0 && !o.stalled)) return false; // results are being released in order
+    // Results are being released in order (not held back until a step below a hole records).
+    if (this.orders.some((o) => o.pending > 0 && !o.stalled && !o.held)) return false;
     return Boolean(this.settled || this.fatal || this.blockers.length > 0 || this.stalledOrder());
   }
 
@@ -281,6 +282,7 @@ export class ExecutionCore {
     return decide({
       fatal: this.fatal,
       stalled: this.stalledOrder(),
+      held: this.orders.some((o) => o.held),
       settled: this.settled,
       journal: this.o.journal,
       visited: this.visited,

@@ -18,6 +18,8 @@ export interface Quiet {
   fatal: Error | undefined;
   /** A scope whose results wait for one the code never asked for. */
   stalled: DeliveryOrder | undefined;
+  /** A scope holds recorded results back until its steps below a hole record theirs: the code has not reached the rest. */
+  held: boolean;
   settled: Settled | undefined;
   journal: ExecutionOptions["journal"];
   /** Step ids the code reached in this invocation. */
@@ -44,7 +46,7 @@ export function decide(q: Quiet): Outcome {
   if (q.settled && "ok" in q.settled && !q.settled.ok && q.settled.error instanceof NonDeterminismError) {
     return { type: "failed", error: serializeError(q.settled.error), nondeterminism: true };
   }
-  const skipped = q.journal.stepIds().find((id) => !q.visited.has(id));
+  const skipped = q.held ? undefined : q.journal.stepIds().find((id) => !q.visited.has(id));
   if (skipped) {
     const record = q.journal.step(skipped);
     const inserted = q.newSteps[0];

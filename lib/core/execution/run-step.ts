@@ -50,6 +50,9 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
     return resultOf<T>(recorded);
   }
   if (o.replayOnly) return core.frontier(scope, stepId, "run");
+  // Until its record is written (a retry not due yet suspends first), this scope's recorded
+  // results above a hole wait (delivery-order.ts).
+  const recording = ordered ? scope.order.running() : undefined;
   const compensation = options?.compensation === true;
   const policy = resolveRetry(options?.retries, o.workflow.retry);
   const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
@@ -70,11 +73,17 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
     core.inflight--;
     core.checkQuiescent();
   };
+  const settle = recording
+    ? () => {
+        recording();
+        written();
+      }
+    : written;
   const semantics = atMostOnce ? { semantics: "at-most-once" as const } : {};
   const fail = (attempts: number) => {
     core.cancellation.markDelivered();
     const error = serializeError(core.cancellation.error());
-    return deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts, startedAt: o.now(), ...semantics }, written, "failed", ordered);
+    return deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts, startedAt: o.now(), ...semantics }, settle, "failed", ordered);
   };
   try {
     if (cancelHere) {
@@ -88,7 +97,7 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
       // Started and never finished: the body may have had its effect. Not run again.
       if (!core.ownsLease()) return never();
       const error = serializeError(new StepInterruptedError(stepId, interrupted));
-      return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts: interrupted, startedAt: o.now(), ...semantics }, written, "failed", ordered);
+      return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts: interrupted, startedAt: o.now(), ...semantics }, settle, "failed", ordered);
     }
     // At-least-once: invocations that left nothing in the journal since its last record may
     // each have run this body and died before recording it. Say so rather than claim one run.
@@ -129,7 +138,7 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
         if (err instanceof CancelledError) core.cancellation.markDelivered();
         const retryAt = err instanceof CancelledError ? undefined : nextRetryAt(policy, err, attempt, o.now(), `${core.journalId}/${stepId}`);
         if (retryAt === undefined) {
-          return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "failed", ordered);
+          return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt, ...semantics, ...reruns }, settle, "failed", ordered);
         }
         await core.write<AttemptRecord>({ type: "attempt", stepId, attempt, error, retryAt, startedAt });
         core.emit({ stepId, kind: "run", outcome: "retrying", attempt, durationMs: o.now() - startedAt });
@@ -140,7 +149,7 @@ export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: S
       const ref = o.payloads ? await core.offload(value) : undefined;
       if (ref === null) return never(); // the payload store failed: the invocation is aborted
       const stored = ref === undefined ? { result: value } : { resultRef: ref };
-      return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "ok", ...stored, attempts: attempt, startedAt, ...semantics, ...reruns }, written, "completed", ordered, value);
+      return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "ok", ...stored, attempts: attempt, startedAt, ...semantics, ...reruns }, settle, "completed", ordered, value);
     }
   } finally {
     written();

@@ -53,6 +53,8 @@ async function transactWithId<T>(scope: Scope, stepId: string, body: TransactBod
     return transactResultOf<T>(recorded);
   }
   if (o.replayOnly) return core.frontier(scope, stepId, "run");
+  // Until its record is written, this scope's recorded results above a hole wait (delivery-order.ts).
+  const recording = scope.order.running();
   const policy = resolveRetry(options?.retries, o.workflow.retry);
   const timeoutMs = options?.timeout === undefined ? undefined : parseDuration(options.timeout);
   const prior = o.journal.attempts(stepId);
@@ -70,6 +72,7 @@ async function transactWithId<T>(scope: Scope, stepId: string, body: TransactBod
   };
   const fail = async (error: unknown, attempts: number, startedAt: number): Promise<T> => {
     const { record } = await core.write<RunStepRecord>(finalRecord({ status: "failed", error: serializeError(error), attempts, startedAt }));
+    recording?.();
     return deliver<T>(scope, record, "failed");
   };
   try {
@@ -131,6 +134,7 @@ async function transactWithId<T>(scope: Scope, stepId: string, body: TransactBod
         core.abort(new LeaseLostError(o.runId, `another invocation recorded "step#${stepId}" first`), true);
         return never();
       }
+      recording?.();
       return await deliver<T>(scope, answer.record, "completed");
     }
   } finally {
