@@ -30,6 +30,14 @@ export const QUEUED_RECHECK_MS = 30_000;
  */
 export const HANDOFF_MS = 30_000;
 
+/**
+ * What a run waits for while it waits in the queue of `scope` (its `waitingFor`, status
+ * `queued`): a store puts a run in that queue only while it is so (FlowStore.enqueue).
+ */
+export function waitingInQueue(scope: string): string {
+  return `queued:${scope}`;
+}
+
 /** The scope of a run's slots. */
 export function flowScope(workflowKey: string, key: string): string {
   return `${workflowKey}:${key}`;
