@@ -69,9 +69,9 @@ export async function enqueue(client: DynamoDBClient, table: string, scope: stri
         ConditionCheck: {
           TableName: table,
           Key: { pk: s(pkOf(runId)), sk: s(META_SK) },
-          ConditionExpression: "#st = :queued AND #wf = :wf",
+          ConditionExpression: "#st IN (:queued, :suspended) AND #wf = :wf",
           ExpressionAttributeNames: { "#st": ATTR.status, "#wf": ATTR.waitingFor },
-          ExpressionAttributeValues: { ":queued": s("queued"), ":wf": s(waitingInQueue(scope)) },
+          ExpressionAttributeValues: { ":queued": s("queued"), ":suspended": s("suspended"), ":wf": s(waitingInQueue(scope)) },
         },
       },
     ],

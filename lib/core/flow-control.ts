@@ -32,7 +32,8 @@ export const HANDOFF_MS = 30_000;
 
 /**
  * What a run waits for while it waits in the queue of `scope` (its `waitingFor`, status
- * `queued`): a store puts a run in that queue only while it is so (FlowStore.enqueue).
+ * `queued`, or `suspended` as an earlier version left it): a store puts a run in that queue only
+ * while it is so (FlowStore.enqueue).
  */
 export function waitingInQueue(scope: string): string {
   return `queued:${scope}`;

@@ -34,7 +34,7 @@ export function flowStatements(db: Database): FlowStatements {
   // may come late, once the run was taken again (a canceller, the next invocation) or ended.
   const insert = db.prepare<[{ scope: string; runId: string; at: number; waitingFor: string }]>(`
     INSERT INTO flow_queue (scope, run_id, at) SELECT @scope, @runId, @at
-    WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status = 'queued' AND waiting_for = @waitingFor)
+    WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status IN ('queued', 'suspended') AND waiting_for = @waitingFor)
     ON CONFLICT (scope, run_id) DO NOTHING`);
   const markLatest = db.prepare<[string, string, number]>(`
     INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)

@@ -23,7 +23,8 @@ export interface FlowStore {
   /**
    * Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at` (whole ms;
    * always the same for a run). Idempotent. Only a run that waits for that queue — status
-   * `queued`, waiting for `queued:<scope>`, so no lease — is queued, checked in the same atomic
+   * `queued` (or, as an earlier version left it, `suspended`) waiting for `queued:<scope>`, so no
+   * lease — is queued, checked in the same atomic
    * write: the invocation that released it so may enqueue long after, once the run was taken
    * again (by its next invocation, or by a canceller that has taken it out of the queue and is
    * about to end it) or has ended. A run that does not exist is not queued.
