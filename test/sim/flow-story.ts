@@ -8,6 +8,9 @@
  * cancel — is often frozen there (SIGSTOP, before the answer reaches it) and thawed up to 90 s
  * later, past its lease; and those calls fail or lose their answers more often.
  *
+ * `--story flow-hard` is the same story pressed harder: freezes three times as often, twice the
+ * faults, up to eight runs.
+ *
  * The story is chosen on the command line, not by the tape: every seed of the plain story keeps
  * its meaning. Within it, 0 is still the plain choice (no freeze, no fault, the first key).
  */
@@ -16,13 +19,23 @@ import type { Ledger } from "./ledger.ts";
 import type { Tape } from "./tape.ts";
 import type { World } from "./world.ts";
 
-export type Story = "plain" | "flow";
+export type Story = "plain" | "flow" | "flow-hard";
 
-export const STORIES: readonly Story[] = ["plain", "flow"];
+export const STORIES: readonly Story[] = ["plain", "flow", "flow-hard"];
 
-/** Chance that a flow-control call fails or loses its answer, and that its caller freezes once it is applied. */
-const FLOW_FAULT = 0.12;
-const FLOW_PAUSE = 0.1;
+/** How hard a flow story presses: the chance that a flow-control call fails or loses its answer, that its caller freezes once it is applied; the most runs. */
+export interface FlowPressure {
+  fault: number;
+  pause: number;
+  maxRuns: number;
+}
+
+/** The story's pressure on flow control (none for the plain story). */
+export function flowPressure(story: Story): FlowPressure | undefined {
+  if (story === "flow") return { fault: 0.12, pause: 0.1, maxRuns: 5 };
+  if (story === "flow-hard") return { fault: 0.25, pause: 0.3, maxRuns: 8 };
+  return undefined;
+}
 
 const FLOW_OPS = new Set(["takeSlot", "freeSlot", "slots", "enqueue", "dequeue", "peek"]);
 
@@ -34,9 +47,9 @@ export function isFlowCall(actor: string, op: string, args: readonly unknown[]):
   return op === "finishRun" && actor === "client" && update?.status === "cancelled";
 }
 
-/** The chance of a fault for a call of the story (`plain`: the intensity's). */
-export function faultChance(story: Story, plain: number, flowCall: boolean): number {
-  return story === "flow" && flowCall ? Math.max(plain, FLOW_FAULT) : plain;
+/** The chance of a fault for a call (outside flow control, or in the plain story: the intensity's). */
+export function faultChance(pressure: FlowPressure | undefined, plain: number, flowCall: boolean): number {
+  return pressure && flowCall ? Math.max(plain, pressure.fault) : plain;
 }
 
 /**
@@ -46,11 +59,11 @@ export function faultChance(story: Story, plain: number, flowCall: boolean): num
  * the release that queued its run is often joined by the client's cancel of that run, sent as it
  * thaws: the cancel and the frozen invocation's enqueue then interleave as the tape says.
  */
-export function flowFreezer(world: World, ledger: Ledger, cancel: (runId: string) => void): (actor: string, op: string, args: readonly unknown[]) => void {
+export function flowFreezer(world: World, ledger: Ledger, pressure: FlowPressure, cancel: (runId: string) => void): (actor: string, op: string, args: readonly unknown[]) => void {
   const tape = world.tape;
   return (actor, op, args) => {
     if (actor === "watchdog" || world.frozen.has(actor) || world.dead.has(actor)) return;
-    if (!tape.chance(FLOW_PAUSE)) return;
+    if (!tape.chance(pressure.pause)) return;
     const ms = tape.between(1, 90) * 1_000;
     world.frozen.add(actor);
     ledger.interruptWorker(actor);
@@ -65,11 +78,11 @@ export function flowFreezer(world: World, ledger: Ledger, cancel: (runId: string
 }
 
 /**
- * Two to five runs of `sim-limited` (limit 1), most of one key; half of them cancelled, often
- * while they wait in the queue.
+ * Two to `maxRuns` runs of `sim-limited` (limit 1), most of one key; half of them cancelled,
+ * often while they wait in the queue.
  */
-export function planFlowRuns(tape: Tape): PlannedRun[] {
-  const count = tape.between(2, 5);
+export function planFlowRuns(tape: Tape, pressure: FlowPressure): PlannedRun[] {
+  const count = tape.between(2, pressure.maxRuns);
   const plans: PlannedRun[] = [];
   for (let i = 0; i < count; i++) {
     const plan: PlannedRun = { runId: `r${i}`, workflow: "sim-limited", input: { key: tape.next(4) === 3 ? "k1" : "k0" }, signalsAt: [] };

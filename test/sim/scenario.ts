@@ -17,7 +17,7 @@ import { InProcessStarts, WakePool } from "../../lib/wake-loop.ts";
 import { Ledger, runOf, type Exec, type Violation } from "./ledger.ts";
 import { storyEvents } from "./events.ts";
 import { finalChecks } from "./final-checks.ts";
-import { faultChance, flowFreezer, isFlowCall, planFlowRuns, type Story } from "./flow-story.ts";
+import { faultChance, flowFreezer, flowPressure, isFlowCall, planFlowRuns, type Story } from "./flow-story.ts";
 import { planRuns } from "./plans.ts";
 import { simClient } from "./sim-client.ts";
 import { inExec, SimEngine } from "./sim-engine.ts";
@@ -79,21 +79,22 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
   // The story's shape, from the first draws (all zeros: one worker, one saga, no faults).
   // The flow story always has faults (at least the first intensity).
   const story = options.story ?? "plain";
-  const intensity = story === "flow" ? 1 + tape.next(3) : tape.next(4);
+  const pressure = flowPressure(story);
+  const intensity = pressure ? 1 + tape.next(3) : tape.next(4);
   const faultSteps = intensity === 0 ? 0 : tape.between(50, 1_500);
-  const plans = story === "flow" ? planFlowRuns(tape) : planRuns(tape);
+  const plans = pressure ? planFlowRuns(tape, pressure) : planRuns(tape);
   world.log(`story: ${story === "plain" ? "" : `${story}, `}${options.store} store, intensity ${intensity}, ${faultSteps} fault steps, runs ${plans.map((p) => `${p.runId}=${p.workflow}`).join(" ")}`);
 
   let faultsOn = intensity > 0;
   const faults: FaultPicker = (actor, op, write, args): Fault => {
-    if (!faultsOn || !tape.chance(faultChance(story, OP_FAULT[intensity] ?? 0, story === "flow" && isFlowCall(actor, op, args)))) return "none";
+    if (!faultsOn || !tape.chance(faultChance(pressure, OP_FAULT[intensity] ?? 0, pressure !== undefined && isFlowCall(actor, op, args)))) return "none";
     if (!write) return "fail";
     return (["fail", "lost-throw", "lost-retry"] as const)[tape.next(3)] ?? "fail";
   };
   const created = new Set<string>();
   const observe = (actor: string, op: string, args: unknown[], answer: unknown, answered: boolean) => {
     const learnt = ledger.applied(actor, op, args, answer, answered, inExec.getStore());
-    if (story === "flow" && faultsOn && isFlowCall(actor, op, args)) freeze(actor, op, args);
+    if (freeze && faultsOn && isFlowCall(actor, op, args)) freeze(actor, op, args);
     if (op === "createRun" && (answer as { created?: boolean }).created) created.add((args[0] as { runId: string }).runId);
     if (op === "finishRun" || op === "acquireLease" || op === "releaseLease" || op === "continueRun") {
       const runId = args[0] as string;
@@ -182,10 +183,12 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
 
   // The client: starts the planned runs, then signals and cancels (retrying what fails transiently).
   const client = simClient(world, ledger, new Client({ store: actorStore(world, "client", base, faults, observe), wakes: actorWakes(world, "client", table, faults), clock: world.clock, workflows: createRegistry(simWorkflows(hooksFor("client"))) }), plans, START);
-  const freeze = flowFreezer(world, ledger, (runId) => {
-    const plan = plans.find((p) => p.runId === runId);
-    if (plan) client.cancel(plan);
-  });
+  const freeze =
+    pressure &&
+    flowFreezer(world, ledger, pressure, (runId) => {
+      const plan = plans.find((p) => p.runId === runId);
+      if (plan) client.cancel(plan);
+    });
   const event = storyEvents({ world, ledger, table, plans, client, live, kill, startWorker });
 
   // Polling: a worker with room claims due wakes (WakePool.fill), one poll at a time.
