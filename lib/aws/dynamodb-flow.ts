@@ -3,11 +3,12 @@
  * run on: a scope's slots are items `pk = flow#<scope>`, `sk = slot#<i>` (the run holding it and
  * until when); its queue is items `pk = flowq#<scope>`, `sk = <at, padded>#<runId>`. Every change
  * is one conditional request: a slot is put only if it is free, expired, or already this run's;
- * a run is queued only while it has not ended (a transaction with a check of its meta item); a
- * queued run is taken off by the one delete that finds it.
+ * a run is queued only while it waits for that queue (a transaction with a check of its meta
+ * item); a queued run is taken off by the one delete that finds it.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { type QueuedRun, type SlotEntry, type SlotHolder, TERMINAL_STATUSES } from "../ports.ts";
+import { waitingInQueue } from "../core/flow-control.ts";
+import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
 import { ATTR, META_SK, n, pad, pkOf, s } from "./dynamodb-codec.ts";
 import { retryConflicts } from "./dynamodb-client.ts";
 import { isErrorNamed } from "./errors.ts";
@@ -59,7 +60,8 @@ export async function deleteSlot(client: DynamoDBClient, table: string, scope: s
 export async function enqueue(client: DynamoDBClient, table: string, scope: string, runId: string, at: number): Promise<void> {
   const { TransactWriteItemsCommand } = await dynamodbSdk();
   // One transaction with a check of the run's meta item: an invocation that lost its lease
-  // long ago (paused, its answers late) cannot queue a run that has ended since.
+  // long ago (paused, its answers late) cannot queue a run that was taken again since (a
+  // canceller, the next invocation) or has ended — only one that waits for this queue.
   const command = new TransactWriteItemsCommand({
     TransactItems: [
       { Put: { TableName: table, Item: { pk: s(queuePk(scope)), sk: s(queueSk(runId, at)), runId: s(runId) } } },
@@ -67,9 +69,9 @@ export async function enqueue(client: DynamoDBClient, table: string, scope: stri
         ConditionCheck: {
           TableName: table,
           Key: { pk: s(pkOf(runId)), sk: s(META_SK) },
-          ConditionExpression: `attribute_not_exists(pk) OR NOT (#st IN (${Object.keys(ENDED).join(", ")}))`,
-          ExpressionAttributeNames: { "#st": ATTR.status },
-          ExpressionAttributeValues: ENDED,
+          ConditionExpression: "#st IN (:queued, :suspended) AND #wf = :wf",
+          ExpressionAttributeNames: { "#st": ATTR.status, "#wf": ATTR.waitingFor },
+          ExpressionAttributeValues: { ":queued": s("queued"), ":suspended": s("suspended"), ":wf": s(waitingInQueue(scope)) },
         },
       },
     ],
@@ -81,15 +83,12 @@ export async function enqueue(client: DynamoDBClient, table: string, scope: stri
     } catch (err) {
       if (!isErrorNamed(err, "TransactionCanceledException")) throw err;
       const codes = ((err as { CancellationReasons?: Array<{ Code?: string } | undefined> }).CancellationReasons ?? []).map((r) => r?.Code ?? "None");
-      if (codes[1] === "ConditionalCheckFailed") return; // ended: nothing to queue
+      if (codes[1] === "ConditionalCheckFailed") return; // it does not wait here: nothing to queue
       if (!codes.includes("TransactionConflict") || attempt >= ENQUEUE_ATTEMPTS) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
     }
   }
 }
-
-/** The statuses a run ends in, as the values of a condition (`:ended0`, …). */
-const ENDED = Object.fromEntries([...TERMINAL_STATUSES].map((st, i) => [`:ended${i}`, s(st)]));
 
 /** How often an enqueue that met a concurrent write to the run's meta item is sent again. */
 const ENQUEUE_ATTEMPTS = 5;

@@ -30,6 +30,15 @@ export const QUEUED_RECHECK_MS = 30_000;
  */
 export const HANDOFF_MS = 30_000;
 
+/**
+ * What a run waits for while it waits in the queue of `scope` (its `waitingFor`, status
+ * `queued`, or `suspended` as an earlier version left it): a store puts a run in that queue only
+ * while it is so (FlowStore.enqueue).
+ */
+export function waitingInQueue(scope: string): string {
+  return `queued:${scope}`;
+}
+
 /** The scope of a run's slots. */
 export function flowScope(workflowKey: string, key: string): string {
   return `${workflowKey}:${key}`;

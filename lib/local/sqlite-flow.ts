@@ -5,7 +5,7 @@
  */
 import type { QueuedRun, SlotEntry, SlotHolder } from "../ports.ts";
 import type { Database } from "./database.ts";
-import { ENDED_STATUSES } from "./sqlite-rows.ts";
+import { waitingInQueue } from "../core/flow-control.ts";
 
 /** Flow control's statements, as the store's flow primitives need them. */
 export interface FlowStatements {
@@ -30,10 +30,11 @@ export function flowStatements(db: Database): FlowStatements {
   const remove = db.prepare<[string, number, string]>("DELETE FROM flow_slots WHERE scope = ? AND idx = ? AND run_id = ?");
   const first = db.prepare<[string], { run_id: string; at: number }>("SELECT run_id, at FROM flow_queue WHERE scope = ? ORDER BY at, run_id LIMIT 1");
   const removeAt = db.prepare<[string, string, number]>("DELETE FROM flow_queue WHERE scope = ? AND run_id = ? AND at = ?");
-  // Only a run that has not ended is queued (one that lost its lease long ago may come late).
-  const insert = db.prepare<[{ scope: string; runId: string; at: number }]>(`
+  // Only a run that waits for this queue is queued: an invocation that lost its lease long ago
+  // may come late, once the run was taken again (a canceller, the next invocation) or ended.
+  const insert = db.prepare<[{ scope: string; runId: string; at: number; waitingFor: string }]>(`
     INSERT INTO flow_queue (scope, run_id, at) SELECT @scope, @runId, @at
-    WHERE NOT EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status IN ${ENDED_STATUSES})
+    WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = @runId AND status IN ('queued', 'suspended') AND waiting_for = @waitingFor)
     ON CONFLICT (scope, run_id) DO NOTHING`);
   const markLatest = db.prepare<[string, string, number]>(`
     INSERT INTO flow_latest (scope, run_id, at) VALUES (?, ?, ?)
@@ -44,7 +45,7 @@ export function flowStatements(db: Database): FlowStatements {
     slots: (scope) => slots.all(scope).map((r) => ({ index: r.idx, runId: r.run_id, expiresAt: r.expires_at })),
     put: (scope, index, holder, now) => put.run({ scope, idx: index, runId: holder.runId, expiresAt: holder.expiresAt, now }).changes > 0,
     remove: (scope, index, runId) => void remove.run(scope, index, runId),
-    enqueue: (scope, runId, at) => void insert.run({ scope, runId, at: Math.max(0, Math.floor(at)) }),
+    enqueue: (scope, runId, at) => void insert.run({ scope, runId, at: Math.max(0, Math.floor(at)), waitingFor: waitingInQueue(scope) }),
     dequeue: (scope, run) => removeAt.run(scope, run.runId, run.at).changes > 0,
     peek: (scope) => {
       const row = first.get(scope);

@@ -22,8 +22,12 @@ export interface FlowStore {
   slots(scope: string): Promise<SlotEntry[]>;
   /**
    * Puts a run in the queue of runs waiting for a slot of `scope`, ordered by `at` (whole ms;
-   * always the same for a run). Idempotent. A run that has ended is not queued (checked in the
-   * same atomic write: an invocation that lost its lease may enqueue long after the run ended).
+   * always the same for a run). Idempotent. Only a run that waits for that queue — status
+   * `queued` (or, as an earlier version left it, `suspended`) waiting for `queued:<scope>`, so no
+   * lease — is queued, checked in the same atomic
+   * write: the invocation that released it so may enqueue long after, once the run was taken
+   * again (by its next invocation, or by a canceller that has taken it out of the queue and is
+   * about to end it) or has ended. A run that does not exist is not queued.
    */
   enqueue(scope: string, runId: string, at: number): Promise<void>;
   /**

@@ -35,6 +35,7 @@ import { MemoryTables } from "./memory-tables.ts";
 import { sameBody } from "../core/retried-writes.ts";
 import { type Applied, appliedRelease, type Granted, type Released, earliest, freshRunMeta, JournalStoreBase, meetsExpectation, notDue } from "../core/journal-base.ts";
 import { journalIdOf } from "../core/run/journal-ids.ts";
+import { waitingInQueue, waitsForSlot } from "../core/flow-control.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
 const DEFAULT_PAGE = 100;
@@ -287,7 +288,7 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
 
   async enqueue(scope: string, runId: string, at: number): Promise<void> {
     const run = this.runs.get(runId);
-    if (run && TERMINAL_STATUSES.has(run.status)) return; // ended: nothing to queue
+    if (!waitsForSlot(run) || run?.waitingFor !== waitingInQueue(scope)) return; // taken again, or ended: it does not wait here
     const queue = this.queues.get(scope) ?? new Map<string, number>();
     this.queues.set(scope, queue);
     if (!queue.has(runId)) queue.set(runId, Math.max(0, Math.floor(at)));

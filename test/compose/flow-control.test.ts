@@ -123,7 +123,11 @@ describe("durable({ concurrency: { key, limit } })", () => {
       const now = lab.clock.now();
       await lab.client().start(wf, { runId: "r", input: {} });
       expect(await lab.store.takeSlot(scope, 1, { runId: "holder", expiresAt: now + 60_000 }, now)).toBe(true);
-      await lab.store.enqueue(scope, "r", now); // queued by an earlier invocation of r
+      // Queued by an earlier invocation of r: released as queued, then enqueued.
+      const earlier = await lab.store.acquireLease("r", { owner: "earlier", now, ttlMs: 30_000 });
+      if (!earlier.acquired) throw new Error("no lease");
+      await lab.store.releaseLease("r", earlier.lease.token, { now, wakeAt: now + 30_000, waitingFor: `queued:${scope}`, status: "queued" });
+      await lab.store.enqueue(scope, "r", now);
       // Another invocation of r (a duplicate wake) holds its lease, about to queue again …
       const grant = await lab.store.acquireLease("r", { owner: "dup", now, ttlMs: 30_000 });
       if (!grant.acquired) throw new Error("no lease");

@@ -4,6 +4,17 @@ import type { JournalStore } from "../../lib/ports.ts";
 import { LostResponseStore } from "../support/lost-response-store.ts";
 import { T, freshId, leasedRun, listAll, randomBase } from "./helpers.ts";
 
+/** A run per label, each released as queued for `scope` (as admission leaves a run before it enqueues it): their ids by label. */
+async function queuedRuns<K extends string>(store: JournalStore, scope: string, ...labels: K[]): Promise<Record<K, string>> {
+  const runs = {} as Record<K, string>;
+  for (const label of labels) {
+    const { runId, token } = await leasedRun(store, label);
+    expect(await store.releaseLease(runId, token, { now: T + 1, wakeAt: T + 30_000, waitingFor: `queued:${scope}`, status: "queued" })).toMatchObject({ released: true });
+    runs[label] = runId;
+  }
+  return runs;
+}
+
 export function flowTests(store: () => JournalStore): void {
   it("takeSlot grants at most `limit` holders; a holder keeps its slot; a freed or expired slot is taken again", async () => {
     const scope = freshId("scope");
@@ -25,44 +36,65 @@ export function flowTests(store: () => JournalStore): void {
 
   it("the queue gives runs back in order, each once, and enqueueing again changes nothing", async () => {
     const scope = freshId("queue");
-    await store().enqueue(scope, "r2", T + 2);
-    await store().enqueue(scope, "r1", T + 1);
-    await new LostResponseStore(store()).lose("enqueue").store.enqueue(scope, "r3", T + 3);
-    await store().enqueue(scope, "r1", T + 1);
+    const { r1, r2, r3 } = await queuedRuns(store(), scope, "r1", "r2", "r3");
+    await store().enqueue(scope, r2, T + 2);
+    await store().enqueue(scope, r1, T + 1);
+    await new LostResponseStore(store()).lose("enqueue").store.enqueue(scope, r3, T + 3);
+    await store().enqueue(scope, r1, T + 1);
     const out = await Promise.all([store().dequeue(scope), store().dequeue(scope)]);
-    expect(out.sort()).toEqual(["r1", "r2"]);
-    expect(await store().dequeue(scope)).toBe("r3");
+    expect(out.sort()).toEqual([r1, r2].sort());
+    expect(await store().dequeue(scope)).toBe(r3);
     expect(await store().dequeue(scope)).toBeUndefined();
   });
 
   it("peek shows the first queued run and leaves it; dequeue(scope, run) takes that run off wherever it is, once", async () => {
     const scope = freshId("peek");
+    const { r1, r2, r3 } = await queuedRuns(store(), scope, "r1", "r2", "r3");
     expect(await store().peek(scope)).toBeUndefined();
-    await store().enqueue(scope, "r2", T + 2);
-    await store().enqueue(scope, "r3", T + 3);
-    await store().enqueue(scope, "r1", T + 1);
-    expect(await store().peek(scope)).toEqual({ runId: "r1", at: T + 1 });
-    expect(await store().peek(scope)).toEqual({ runId: "r1", at: T + 1 }); // still there
-    expect(await store().dequeue(scope, { runId: "r2", at: T + 2 })).toBe("r2"); // from the middle
-    expect(await store().dequeue(scope, { runId: "r2", at: T + 2 })).toBeUndefined(); // once
+    await store().enqueue(scope, r2, T + 2);
+    await store().enqueue(scope, r3, T + 3);
+    await store().enqueue(scope, r1, T + 1);
+    expect(await store().peek(scope)).toEqual({ runId: r1, at: T + 1 });
+    expect(await store().peek(scope)).toEqual({ runId: r1, at: T + 1 }); // still there
+    expect(await store().dequeue(scope, { runId: r2, at: T + 2 })).toBe(r2); // from the middle
+    expect(await store().dequeue(scope, { runId: r2, at: T + 2 })).toBeUndefined(); // once
     expect(await store().dequeue(scope, { runId: "nobody", at: T })).toBeUndefined();
-    expect(await store().dequeue(scope, { runId: "r3", at: T + 9 })).toBeUndefined(); // not queued at that time
+    expect(await store().dequeue(scope, { runId: r3, at: T + 9 })).toBeUndefined(); // not queued at that time
     // A lost answer: the retry finds it gone, and it is gone.
-    expect(await new LostResponseStore(store()).lose("dequeue").store.dequeue(scope, { runId: "r1", at: T + 1 })).toBeUndefined();
-    expect(await store().peek(scope)).toEqual({ runId: "r3", at: T + 3 });
-    const racing = await Promise.all([store().dequeue(scope, { runId: "r3", at: T + 3 }), store().dequeue(scope, { runId: "r3", at: T + 3 })]);
-    expect(racing.filter((r) => r === "r3")).toHaveLength(1);
+    expect(await new LostResponseStore(store()).lose("dequeue").store.dequeue(scope, { runId: r1, at: T + 1 })).toBeUndefined();
+    expect(await store().peek(scope)).toEqual({ runId: r3, at: T + 3 });
+    const racing = await Promise.all([store().dequeue(scope, { runId: r3, at: T + 3 }), store().dequeue(scope, { runId: r3, at: T + 3 })]);
+    expect(racing.filter((r) => r === r3)).toHaveLength(1);
     expect(await store().peek(scope)).toBeUndefined();
   });
 
   it("enqueue adds nothing for a run that has ended, even after a lost answer; a live run is queued", async () => {
     const scope = freshId("ended");
-    const { runId: live } = await leasedRun(store(), "queued-live");
-    const { runId: ended, token } = await leasedRun(store(), "queued-ended");
-    expect(await store().finishRun(ended, { now: T + 10, status: "completed", result: 1, expect: { token } })).toBe(true);
+    const { live, ended } = await queuedRuns(store(), scope, "live", "ended");
+    const again = await store().acquireLease(ended, { owner: "owner-b", now: T + 5, ttlMs: 30_000 });
+    if (!again.acquired) throw new Error("lease refused");
+    expect(await store().finishRun(ended, { now: T + 10, status: "completed", result: 1, expect: { token: again.lease.token } })).toBe(true);
     await new LostResponseStore(store()).lose("enqueue").store.enqueue(scope, ended, T);
     await store().enqueue(scope, live, T + 1);
     expect(await store().dequeue(scope)).toBe(live); // before: the ended run, first in line
+    expect(await store().peek(scope)).toBeUndefined();
+  });
+
+  it("enqueue adds only a run that waits in that queue: none that is leased again (a canceller, the next invocation), waits for another, or does not exist", async () => {
+    const scope = freshId("waits");
+    const { leasedAgain, elsewhere, waiting } = await queuedRuns(store(), scope, "leasedAgain", "elsewhere", "waiting");
+    // Taken again since its release as queued (a canceller's lease, or the next invocation's).
+    const taken = await store().acquireLease(leasedAgain, { owner: "cancel:x", now: T + 5, ttlMs: 30_000 });
+    expect(taken.acquired).toBe(true);
+    // Released as queued for another scope.
+    const other = await store().acquireLease(elsewhere, { owner: "owner-b", now: T + 5, ttlMs: 30_000 });
+    if (!other.acquired) throw new Error("lease refused");
+    await store().releaseLease(elsewhere, other.lease.token, { now: T + 6, wakeAt: T + 30_000, waitingFor: `queued:${freshId("other")}`, status: "queued" });
+    await new LostResponseStore(store()).lose("enqueue").store.enqueue(scope, leasedAgain, T);
+    await store().enqueue(scope, elsewhere, T);
+    await store().enqueue(scope, freshId("missing"), T);
+    await new LostResponseStore(store()).lose("enqueue").store.enqueue(scope, waiting, T + 1);
+    expect(await store().dequeue(scope)).toBe(waiting); // before: the run a canceller held, first in line
     expect(await store().peek(scope)).toBeUndefined();
   });
 

@@ -164,4 +164,44 @@ describe("cancelling a run", () => {
     gates.open("q1", 0, "done");
     expect(await within(60_000, "q1", holder)).toEqual({ status: "completed", result: "done" });
   });
+
+  it("a queued run taken and handed back for a retry between the cancel's read and its lease is asked, not ended: its queue entry goes with it (flow story seed 2009132)", async () => {
+    const gates = new Gates();
+    const flow = durable({ name: "one-at-a-time-retry", input: z.object({ key: z.string() }), concurrency: { key: (i) => i.key, limit: 1 } }, async (_in, step) =>
+      step.run("work", () => gates.wait(step.runId)),
+    );
+    lab = sqliteLab([flow]);
+    const client = lab.client();
+    await client.start(flow, { runId: "q1", input: { key: "k" } });
+    await client.start(flow, { runId: "q2", input: { key: "k" } });
+    const holder = lab.engine("W", lab.store, { leaseTtlMs: 600_000 }).invoke("q1");
+    await gates.started("q1");
+    expect(await lab.engine("W2").invoke("q2")).toMatchObject({ status: "queued" });
+    const scope = flowScope("one-at-a-time-retry", "k");
+    expect((await lab.store.peek(scope))?.runId).toBe("q2");
+    // The cancel reads q2 queued; its grant is held.
+    const canceller = new PausingStore(lab.store);
+    const granting = canceller.hold("acquireLease", "before");
+    const cancel = lab.client(canceller.store).cancel("q2", { reason: "no longer needed" });
+    await granting.reached;
+    // Meanwhile an invocation takes q2 and fails before its admission (the journal unreachable):
+    // it hands q2 back for a retry soon, waiting for "retry", and its entry stays in the queue.
+    const faulty = new PausingStore(lab.store);
+    const load = faulty.hold("loadJournal", "before");
+    const invocation = lab.engine("W3", faulty.store).invoke("q2");
+    await load.reached;
+    load.fail(new Error("the journal is unreachable"));
+    await expect(invocation).rejects.toThrow(/unreachable/);
+    expect(await lab.store.getRun("q2")).toMatchObject({ status: "suspended", waitingFor: "retry" });
+    granting.release();
+    // The canceller's grant finds q2 waiting for no queue: nothing says where its entry is, so
+    // it is asked (before: ended at once, the entry left behind for as long as the key is idle).
+    expect(await cancel).toEqual({ outcome: "requested", status: "queued" });
+    expect((await lab.store.peek(scope))?.runId).toBe("q2");
+    // Its next invocation finds q1 holding the slot and the cancel requested: out of the queue, ended.
+    expect(await lab.engine("W4").invoke("q2")).toMatchObject({ status: "cancelled" });
+    expect(await lab.store.peek(scope)).toBeUndefined();
+    gates.open("q1", 0, "done");
+    expect(await within(60_000, "q1", holder)).toEqual({ status: "completed", result: "done" });
+  });
 });

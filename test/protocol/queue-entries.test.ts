@@ -140,4 +140,35 @@ describe("a late enqueue of a run by an invocation that lost its lease", () => {
     await finish("b", b);
     await finish("q", q);
   });
+
+  it("adds nothing while a canceller holds the run: a queued run cancelled between its release and its enqueue leaves no entry (flow story seed 1015821)", async () => {
+    lab = sqliteLab([flow]);
+    await start("a", "b", "r1");
+    const a = await running("a");
+    const b = await running("b");
+    // Z's invocation of r1 finds both slots held and releases r1 as queued; its enqueue is held.
+    const zStore = new PausingStore(lab.store);
+    const enqueue = zStore.hold("enqueue", "before", (args) => args[1] === "r1");
+    const z = engine("Z", zStore.store).invoke("r1");
+    await enqueue.reached;
+    // The client cancels r1 (queued, nothing run): under its own lease it takes r1 out of the
+    // queue (nothing there yet), and its finish is held; the hand-on after it will fail.
+    const clientStore = new PausingStore(lab.store);
+    const finishing = clientStore.hold("finishRun", "before", (args) => args[0] === "r1");
+    const handOn = clientStore.hold("peek", "before");
+    const cancel = lab.client(clientStore.store).cancel("r1", { reason: "withdrawn" });
+    await finishing.reached;
+    // Z's enqueue lands while the canceller holds r1; then r1 ends.
+    enqueue.release();
+    expect(await within(60_000, "Z's invocation", z)).toMatchObject({ status: "queued" }); // what it did, as far as it knows
+    finishing.release();
+    await handOn.reached;
+    handOn.fail(new Error("store unreachable"));
+    await expect(cancel).rejects.toThrow("store unreachable");
+    expect((await lab.store.getRun("r1"))?.status).toBe("cancelled");
+    // No run of the key ends meanwhile, so no promoter passes over an entry of r1.
+    expect(await drainQueue()).toEqual([]); // before: ["r1"], an ended run's entry for as long as the key is idle
+    await finish("a", a);
+    await finish("b", b);
+  });
 });

@@ -36,4 +36,21 @@ describe("the ledger", () => {
     ledger.bodyStart("w1", "r0", "first", 1, forward);
     expect(ledger.violation?.kind).toBe("cancel-unseen");
   });
+
+  // Flow story seed 8018331: a whole-machine pause (a clock jump) let the run's lease lapse while
+  // its body ran; the next invocation took the run, kept the run's slot and started that step
+  // again beside the old body. One run of the key, twice: the at-least-once gap, not a second run.
+  it("counts runs against a key's limit: the same run's body started again after a pause is not a second run; another run's is", () => {
+    const limited = { role: "forward", flowKey: "sim-limited:k1" } as const;
+    const ledger = new Ledger(() => {});
+    ledger.beginExec("w3", "r0");
+    ledger.bodyStart("w3", "r0", "second", 1, limited);
+    ledger.pauseAll(); // its lease lapses; the body goes on after the pause
+    ledger.beginExec("w2", "r0");
+    ledger.bodyStart("w2", "r0", "second", 1, limited);
+    expect(ledger.violation).toBeUndefined();
+    ledger.beginExec("w2", "r1");
+    ledger.bodyStart("w2", "r1", "first", 1, limited);
+    expect(ledger.violation?.kind).toBe("limit-exceeded");
+  });
 });

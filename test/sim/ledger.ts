@@ -8,7 +8,8 @@
  * - no forward step starts in an execution after the run's cancellation was delivered there, nor
  *   after that execution heard from the journal (a load, an answered append) once the
  *   cancellation was written;
- * - no flow-control key has more forward bodies running at once, in live invocations, than its limit;
+ * - no flow-control key has more runs with a forward body running at once, in live invocations,
+ *   than its limit;
  * - a cancel that answers "cancelled" (ended now) finds no forward step recorded or running live, and none starts after;
  * - a run's status never changes once terminal.
  *
@@ -156,7 +157,7 @@ export class Ledger {
       if (written !== undefined && exec.lastSync > written) {
         this.fail("cancel-unseen", `${where}: a forward step started in invocation ${exec.id}, which had heard from the journal (op ${exec.lastSync}) after the cancellation was written (op ${written})`);
       }
-      if (role.flowKey !== undefined) this.checkLimit(role.flowKey, where);
+      if (role.flowKey !== undefined) this.checkLimit(role.flowKey, runId, where);
     }
     const start: Start = { worker, exec, journalId, stepId, attempt, role, open: true, interrupted: false, running: true };
     earlier.push(start);
@@ -245,8 +246,13 @@ export class Ledger {
     }
   }
 
-  private checkLimit(flowKey: string, where: string): void {
-    const running = [...this.allStarts()].filter((s) => s.running && s.role.flowKey === flowKey && s.exec.live);
+  /**
+   * The limit counts runs: a body of the same run still running is not another run of the key (an
+   * invocation paused past its lease while its body ran, the run taken by the next: the
+   * at-least-once gap the double-start check excuses).
+   */
+  private checkLimit(flowKey: string, runId: string, where: string): void {
+    const running = [...this.allStarts()].filter((s) => s.running && s.role.flowKey === flowKey && s.exec.live && runOf(s.journalId) !== runId);
     if (running.length >= 1) this.fail("limit-exceeded", `${where}: a body of ${flowKey} (limit 1) started while ${running.map((s) => `${s.journalId}/${s.stepId}@${s.attempt} (${s.worker}, invocation ${s.exec.id}${s.open ? ", open" : ""}${s.interrupted ? ", interrupted" : ""})`).join(", ")} ran`);
   }
 

@@ -6,10 +6,12 @@
  *   --soak SECONDS [--from N] run seeds from N (default: a random start) until the time is up
  *   --tape T --store S       replay a shrunk tape (as a failure report prints it)
  *   --trace                  print the whole trace of a --seed or --tape run
+ *   --story flow             the flow-control story (flow-story.ts) instead of the plain one
  *
  * It prints seeds per second and the seeds run; it exits 1 on a violation.
  */
 import { parseArgs } from "node:util";
+import { STORIES } from "./flow-story.ts";
 import { decodeTape } from "./tape.ts";
 import { report, runSeed, runTape, shrink, type SeedResult } from "./simulate.ts";
 
@@ -23,8 +25,12 @@ const { values } = parseArgs({
     store: { type: "string" },
     trace: { type: "boolean" },
     survey: { type: "boolean" },
+    story: { type: "string" },
   },
 });
+
+const story = STORIES.find((s) => s === (values.story ?? "plain"));
+if (story === undefined) throw new Error(`--story: one of ${STORIES.join(", ")}`);
 
 async function fail(result: SeedResult): Promise<never> {
   const shrunk = await shrink(result);
@@ -35,13 +41,13 @@ async function fail(result: SeedResult): Promise<never> {
 async function main(): Promise<void> {
   if (values.tape !== undefined) {
     const store = values.store === "sqlite" ? "sqlite" : "memory";
-    const result = await runTape(decodeTape(values.tape), store);
+    const result = await runTape(decodeTape(values.tape), store, story);
     if (values.trace || result.violation) console.log(result.trace.join("\n"));
     console.log(result.violation ? `violation ${result.violation.kind}: ${result.violation.message}` : `ok: ${result.summary} (${result.steps} steps)`);
     process.exit(result.violation ? 1 : 0);
   }
   if (values.seed !== undefined) {
-    const result = await runSeed(Number(values.seed));
+    const result = await runSeed(Number(values.seed), undefined, story);
     if (values.trace) console.log(result.trace.join("\n"));
     if (result.violation) await fail(result);
     console.log(`seed ${result.seed} (${result.store}): ok, ${result.summary}, ${result.steps} steps, ${Math.round(result.simulatedMs / 1000)} s simulated`);
@@ -65,7 +71,7 @@ async function main(): Promise<void> {
   let steps = 0;
   const found = new Map<string, { first: number; count: number; message: string }>();
   for (; until(n); n++) {
-    const result = await runSeed(n);
+    const result = await runSeed(n, undefined, story);
     steps += result.steps;
     if (result.violation && values.survey) {
       const seen = found.get(result.violation.kind) ?? { first: n, count: 0, message: result.violation.message };

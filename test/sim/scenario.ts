@@ -6,10 +6,8 @@
  * answers, signals and cancels from the client. Then the faults stop, and every run must end
  * within a bounded simulated time (liveness); final-checks.ts reads the end state.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { Client } from "../../lib/client.ts";
 import type { StepRunContext } from "../../lib/core/definition.ts";
-import { Engine, type EngineOptions, type InvocationResult, type InvokeOptions } from "../../lib/core/engine.ts";
 import { createRegistry } from "../../lib/core/registry.ts";
 import type { JournalStore, Lease } from "../../lib/ports.ts";
 import { MemoryJournalStore } from "../../lib/testing/memory-store.ts";
@@ -17,14 +15,21 @@ import { openLocalDatabase } from "../../lib/local/database.ts";
 import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
 import { InProcessStarts, WakePool } from "../../lib/wake-loop.ts";
 import { Ledger, runOf, type Exec, type Violation } from "./ledger.ts";
-import { actorStore, actorWakes, type Fault, type FaultPicker, SimWakeTable, TransientStoreError } from "./sim-ports.ts";
+import { storyEvents } from "./events.ts";
+import { finalChecks } from "./final-checks.ts";
+import { faultChance, flowFreezer, flowPressure, isFlowCall, planFlowRuns, type Story } from "./flow-story.ts";
+import { planRuns } from "./plans.ts";
+import { simClient } from "./sim-client.ts";
+import { inExec, SimEngine } from "./sim-engine.ts";
+import { actorStore, actorWakes, type Fault, type FaultPicker, SimWakeTable } from "./sim-ports.ts";
 import type { Tape } from "./tape.ts";
 import { World } from "./world.ts";
 import { type BodyRole, type Hooks, simWorkflows } from "./workloads.ts";
-import { finalChecks, type PlannedRun } from "./final-checks.ts";
 
 export interface ScenarioOptions {
   store: "memory" | "sqlite";
+  /** `flow`: the flow-control story (flow-story.ts). Default `plain`. */
+  story?: Story;
   /** Most items one story may run (a livelock is a finding). Default 40,000. */
   maxSteps?: number;
 }
@@ -55,38 +60,6 @@ interface Worker {
   filling: boolean;
 }
 
-/**
- * The ledger's execution that engine code runs for (set around each invocation, carried by its
- * promises): the store calls and caught cancellations of an invocation that has ended, yet whose
- * step body still runs and is recorded afterwards, are told apart from those of the next
- * invocation of the same run in the same worker.
- */
-const inExec = new AsyncLocalStorage<Exec>();
-
-class SimEngine extends Engine {
-  constructor(
-    options: EngineOptions,
-    private readonly ledger: Ledger,
-    private readonly worker: string,
-  ) {
-    super(options);
-  }
-
-  override async invoke(runId: string, options?: InvokeOptions): Promise<InvocationResult> {
-    const exec = this.ledger.beginExec(this.worker, runId);
-    return inExec.run(exec, async () => {
-      try {
-        const result = await super.invoke(runId, options);
-        this.ledger.endExec(exec, result.status);
-        return result;
-      } catch (err) {
-        this.ledger.endExec(exec, `threw ${(err as Error)?.name}`);
-        throw err;
-      }
-    });
-  }
-}
-
 /** The story running now: a promise rejection nobody handles (a real process would crash on it) is its finding. */
 let running: Ledger | undefined;
 process.on("unhandledRejection", (reason) => {
@@ -104,20 +77,24 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
   const table = new SimWakeTable();
 
   // The story's shape, from the first draws (all zeros: one worker, one saga, no faults).
-  const intensity = tape.next(4);
+  // The flow story always has faults (at least the first intensity).
+  const story = options.story ?? "plain";
+  const pressure = flowPressure(story);
+  const intensity = pressure ? 1 + tape.next(3) : tape.next(4);
   const faultSteps = intensity === 0 ? 0 : tape.between(50, 1_500);
-  const plans = planRuns(tape);
-  world.log(`story: ${options.store} store, intensity ${intensity}, ${faultSteps} fault steps, runs ${plans.map((p) => `${p.runId}=${p.workflow}`).join(" ")}`);
+  const plans = pressure ? planFlowRuns(tape, pressure) : planRuns(tape);
+  world.log(`story: ${story === "plain" ? "" : `${story}, `}${options.store} store, intensity ${intensity}, ${faultSteps} fault steps, runs ${plans.map((p) => `${p.runId}=${p.workflow}`).join(" ")}`);
 
   let faultsOn = intensity > 0;
-  const faults: FaultPicker = (_actor, _op, write): Fault => {
-    if (!faultsOn || !tape.chance(OP_FAULT[intensity] ?? 0)) return "none";
+  const faults: FaultPicker = (actor, op, write, args): Fault => {
+    if (!faultsOn || !tape.chance(faultChance(pressure, OP_FAULT[intensity] ?? 0, pressure !== undefined && isFlowCall(actor, op, args)))) return "none";
     if (!write) return "fail";
     return (["fail", "lost-throw", "lost-retry"] as const)[tape.next(3)] ?? "fail";
   };
   const created = new Set<string>();
   const observe = (actor: string, op: string, args: unknown[], answer: unknown, answered: boolean) => {
     const learnt = ledger.applied(actor, op, args, answer, answered, inExec.getStore());
+    if (freeze && faultsOn && isFlowCall(actor, op, args)) freeze(actor, op, args);
     if (op === "createRun" && (answer as { created?: boolean }).created) created.add((args[0] as { runId: string }).runId);
     if (op === "finishRun" || op === "acquireLease" || op === "releaseLease" || op === "continueRun") {
       const runId = args[0] as string;
@@ -205,119 +182,14 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
   world.timer("watchdog", world.now + WATCHDOG_MS, "watchdog sweep", sweep);
 
   // The client: starts the planned runs, then signals and cancels (retrying what fails transiently).
-  const client = new Client({ store: actorStore(world, "client", base, faults, observe), wakes: actorWakes(world, "client", table, faults), clock: world.clock, workflows: createRegistry(simWorkflows(hooksFor("client"))) });
-  let clientBusy = 0;
-  const clientTask = (label: string, task: () => Promise<void>, attempt = 1) => {
-    clientBusy++;
-    world.add("client", label, () => {
-      task().then(
-        () => clientBusy--,
-        (err: unknown) => {
-          clientBusy--;
-          if (err instanceof TransientStoreError && attempt < 30) {
-            clientBusy++;
-            world.timer("client", world.now + 1_000, `${label} (retry ${attempt + 1})`, () => {
-              clientBusy--;
-              clientTask(label, task, attempt + 1);
-            });
-          } else world.log(`client ${label}: ${(err as Error)?.name}: ${(err as Error)?.message}`);
-        },
-      );
+  const client = simClient(world, ledger, new Client({ store: actorStore(world, "client", base, faults, observe), wakes: actorWakes(world, "client", table, faults), clock: world.clock, workflows: createRegistry(simWorkflows(hooksFor("client"))) }), plans, START);
+  const freeze =
+    pressure &&
+    flowFreezer(world, ledger, pressure, (runId) => {
+      const plan = plans.find((p) => p.runId === runId);
+      if (plan) client.cancel(plan);
     });
-  };
-  const started = new Set<string>();
-  for (const plan of plans) {
-    clientTask(`start ${plan.runId}`, async () => {
-      await client.start(plan.workflow, { runId: plan.runId, input: plan.input });
-      started.add(plan.runId);
-    });
-    for (const [i, at] of plan.signalsAt.entries()) {
-      world.timer("client", START + at, `signal ${plan.runId}#${i}`, () => signal(plan, i));
-    }
-    if (plan.cancelAt !== undefined) world.timer("client", START + plan.cancelAt, `cancel ${plan.runId}`, () => cancel(plan));
-  }
-  function signal(plan: PlannedRun, i: number): void {
-    const signalId = `sig-${plan.runId}-${i}`;
-    const [name, payload] = plan.workflow === "sim-inbox" ? ["msg", { n: i }] : ["approve", { ok: i % 3 !== 2 }];
-    clientTask(`signal ${plan.runId} ${signalId}`, async () => {
-      try {
-        const receipt = await client.signal(plan.runId, name, payload, { signalId });
-        ledger.signals.push({ runId: plan.runId, signalId, status: receipt.status });
-        world.log(`client signal ${signalId}: ${receipt.status}`);
-      } catch (err) {
-        if (err instanceof TransientStoreError) throw err;
-        world.log(`client signal ${signalId} refused: ${(err as Error)?.name}`);
-      }
-    });
-  }
-  let extraSignals = 0;
-  function cancel(plan: PlannedRun): void {
-    clientTask(`cancel ${plan.runId}`, async () => {
-      const answer: unknown = await client.cancel(plan.runId, { reason: "simulated cancel" }).catch((err: unknown) => {
-        if (err instanceof TransientStoreError) throw err;
-        return `refused: ${(err as Error)?.name}`;
-      });
-      ledger.cancels.push({ runId: plan.runId, answer });
-      if ((answer as { outcome?: unknown }).outcome === "cancelled") ledger.cancelAnswered(plan.runId);
-      world.log(`client cancel ${plan.runId}: ${JSON.stringify(answer)}`);
-    });
-  }
-
-  const event = () => {
-    const kind = tape.next(8);
-    const pick = <T>(list: T[]): T | undefined => list[tape.next(list.length)];
-    switch (kind) {
-      case 0: {
-        const w = pick(live());
-        if (w) kill(w);
-        if (live().length === 0) startWorker();
-        break;
-      }
-      case 1:
-        if (live().length < 3) startWorker();
-        break;
-      case 2: {
-        const w = pick(live().filter((x) => !world.frozen.has(x.id)));
-        if (w && live().length > 1) {
-          world.frozen.add(w.id);
-          ledger.interruptWorker(w.id);
-          world.log(`${w.id} SIGSTOP`);
-        }
-        break;
-      }
-      case 3: {
-        const w = pick(live().filter((x) => world.frozen.has(x.id)));
-        if (w) {
-          world.frozen.delete(w.id);
-          world.log(`${w.id} SIGCONT`);
-        }
-        break;
-      }
-      case 4: {
-        const ms = tape.between(1, 90) * 1_000;
-        if (ms >= 10_000) ledger.pauseAll();
-        world.jump(ms);
-        world.log(`clock jumps ${ms} ms`);
-        break;
-      }
-      case 5: {
-        const what = table.duplicate(tape.next(16), world.now);
-        if (what) world.log(`wake ${what} delivered again`);
-        break;
-      }
-      case 6: {
-        const what = table.drop(tape.next(16));
-        if (what) world.log(`wake ${what} lost`);
-        break;
-      }
-      default: {
-        const plan = pick(plans);
-        if (!plan) break;
-        if (tape.next(2) === 0 && (plan.workflow === "sim-inbox" || plan.workflow === "sim-saga")) signal(plan, plan.signalsAt.length + extraSignals++);
-        else cancel(plan);
-      }
-    }
-  };
+  const event = storyEvents({ world, ledger, table, plans, client, live, kill, startWorker });
 
   // Polling: a worker with room claims due wakes (WakePool.fill), one poll at a time.
   const poll = () => {
@@ -338,7 +210,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
     }
   };
 
-  const allEnded = () => clientBusy === 0 && [...created].every((runId) => ledger.terminal.has(runId));
+  const allEnded = () => client.busy() === 0 && [...created].every((runId) => ledger.terminal.has(runId));
   let calmSince: number | undefined;
   const calm = () => {
     faultsOn = false;
@@ -364,7 +236,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
       break;
     }
     const ran = await world.step();
-    if (allEnded() && clientBusy === 0) {
+    if (allEnded() && client.busy() === 0) {
       // Let what the last invocations still do (free a slot, cancel a wake) finish, then stop:
       // one that waits on a timer (a slot's handover grace) has the clock moved to it.
       if (++settledSteps > 2_000) break;
@@ -396,7 +268,7 @@ export async function runScenario(tape: Tape, options: ScenarioOptions): Promise
     }
   }
 
-  if (!ledger.violation) await finalChecks({ store: base, ledger, plans, started, storeKind: options.store, db: close.db, now: world.now + LEASE_MS, log: (line) => world.log(line) });
+  if (!ledger.violation) await finalChecks({ store: base, ledger, plans, started: client.started, storeKind: options.store, db: close.db, now: world.now + LEASE_MS, log: (line) => world.log(line) });
   close.close();
   const summary = plans.map((p) => `${p.runId}=${p.workflow}:${ledger.terminal.get(p.runId) ?? "open"}`).join(" ");
   return { violation: ledger.violation, steps: world.steps, simulatedMs: world.now - START, summary, trace: world.trace() };
@@ -406,48 +278,6 @@ function openStore(kind: "memory" | "sqlite"): { store: JournalStore; close: { c
   if (kind === "memory") return { store: new MemoryJournalStore(), close: { close: () => {}, db: undefined } };
   const db = openLocalDatabase(":memory:");
   return { store: new SqliteJournalStore(db), close: { close: () => db.close(), db } };
-}
-
-/** One to four runs of the workloads, each with when the client signals it. */
-function planRuns(tape: Tape): PlannedRun[] {
-  const count = tape.between(1, 4);
-  const plans: PlannedRun[] = [];
-  for (let i = 0; i < count; i++) {
-    const runId = `r${i}`;
-    const kind = tape.next(7);
-    const signalsAt: number[] = [];
-    const at = () => tape.between(0, 600) * 1_000;
-    switch (kind) {
-      case 0: {
-        const wait = tape.next(2) === 1;
-        if (wait) signalsAt.push(at());
-        plans.push({ runId, workflow: "sim-saga", input: { legs: tape.between(1, 3), parallel: tape.next(2) === 1, sleepMs: tape.next(3) * 5_000, wait }, signalsAt });
-        break;
-      }
-      case 1: {
-        const total = tape.between(1, 5);
-        for (let s = 0; s < total; s++) signalsAt.push(at());
-        plans.push({ runId, workflow: "sim-inbox", input: { seen: 0, total }, signalsAt });
-        break;
-      }
-      case 2:
-        plans.push({ runId, workflow: "sim-fanout", input: { items: tape.between(1, 6), concurrency: tape.between(1, 3) }, signalsAt });
-        break;
-      case 3:
-        plans.push({ runId, workflow: "sim-parent", input: { childSteps: tape.between(1, 3) }, signalsAt });
-        break;
-      case 4:
-      case 5:
-        plans.push({ runId, workflow: "sim-limited", input: { key: `k${tape.next(2)}` }, signalsAt });
-        break;
-      default:
-        plans.push({ runId, workflow: "sim-once", input: {}, signalsAt });
-    }
-    // A third of the runs are cancelled: often at once, as they start, sometimes later.
-    const plan = plans.at(-1);
-    if (plan && tape.next(3) === 2) plan.cancelAt = tape.next(2) === 0 ? 0 : tape.between(0, 300) * 1_000;
-  }
-  return plans;
 }
 
 export { runOf };

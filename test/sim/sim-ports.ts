@@ -19,7 +19,7 @@ export class TransientStoreError extends Error {
 export type Fault = "none" | "fail" | "lost-throw" | "lost-retry";
 
 /** Decides each call's fault (the scenario draws it from the tape while faults are on). */
-export type FaultPicker = (actor: string, op: string, write: boolean) => Fault;
+export type FaultPicker = (actor: string, op: string, write: boolean, args: readonly unknown[]) => Fault;
 
 /**
  * Told of every applied call, with its answer and whether the caller gets that answer (the
@@ -35,7 +35,7 @@ const READS = new Set(["getRun", "loadJournal", "getRecord", "listRuns", "listDu
  */
 const STACKS = process.env.SIM_STACKS === "1";
 
-function call<T>(world: World, actor: string, label: string, op: string, faults: FaultPicker, apply: () => Promise<T>, observe: (answer: T, answered: boolean) => (() => void) | void): Promise<T> {
+function call<T>(world: World, actor: string, label: string, op: string, args: readonly unknown[], faults: FaultPicker, apply: () => Promise<T>, observe: (answer: T, answered: boolean) => (() => void) | void): Promise<T> {
   // Where the call came from, for a fault nobody handled (SIM_STACKS=1).
   const origin = STACKS ? new Error("called from").stack : undefined;
   return new Promise<T>((resolve, rawReject) => {
@@ -44,7 +44,7 @@ function call<T>(world: World, actor: string, label: string, op: string, faults:
       rawReject(err);
     };
     world.add(actor, `${label} apply`, () => {
-      const fault = faults(actor, op, !READS.has(op));
+      const fault = faults(actor, op, !READS.has(op), args);
       if (fault === "fail") {
         world.add(actor, `${label} → fails before applying`, () => reject(new TransientStoreError(`${op}: unreachable (simulated)`)));
         return;
@@ -100,7 +100,7 @@ export function actorStore(world: World, actor: string, base: JournalStore, faul
       return (...args: unknown[]) => {
         // The observer runs in the caller's async context (the world applies the call later, from its own loop).
         const inCaller = AsyncLocalStorage.snapshot();
-        return call(world, actor, `store.${prop}(${describe(args)})`, prop, faults, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), (answer, answered) => inCaller(() => observe(actor, prop, args, answer, answered)));
+        return call(world, actor, `store.${prop}(${describe(args)})`, prop, args, faults, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), (answer, answered) => inCaller(() => observe(actor, prop, args, answer, answered)));
       };
     },
   });
@@ -168,7 +168,7 @@ export class SimWakeTable {
 
 /** The wake table as `actor` reaches it. */
 export function actorWakes(world: World, actor: string, table: SimWakeTable, faults: FaultPicker): PollableWakeQueue {
-  const op = <T>(name: string, label: string, fn: () => T): Promise<T> => call(world, actor, `wakes.${name}(${label})`, name, faults, async () => fn(), () => {});
+  const op = <T>(name: string, label: string, fn: () => T): Promise<T> => call(world, actor, `wakes.${name}(${label})`, name, [], faults, async () => fn(), () => {});
   return {
     schedule: (wake) => op("schedule", `${wake.runId}, ${wake.key}@${wake.at - world.now >= 0 ? "+" : ""}${wake.at - world.now}`, () => table.schedule(wake)),
     cancel: (runId, key) => op("cancel", `${runId}, ${key}`, () => table.cancel(runId, key)),

@@ -4,12 +4,14 @@
  * same kind of violation still happens, so what is left is a short story that still breaks the
  * rule. A seed, or a shrunk tape, replays exactly.
  */
+import type { Story } from "./flow-story.ts";
 import { runScenario, type ScenarioOptions, type ScenarioResult } from "./scenario.ts";
 import { encodeTape, Tape } from "./tape.ts";
 
 export interface SeedResult extends ScenarioResult {
   seed: number;
   store: ScenarioOptions["store"];
+  story: Story;
   tape: number[];
 }
 
@@ -18,15 +20,15 @@ export function storeOf(seed: number): ScenarioOptions["store"] {
   return seed % 4 === 3 ? "sqlite" : "memory";
 }
 
-export async function runSeed(seed: number, store: ScenarioOptions["store"] = storeOf(seed)): Promise<SeedResult> {
+export async function runSeed(seed: number, store: ScenarioOptions["store"] = storeOf(seed), story: Story = "plain"): Promise<SeedResult> {
   const tape = Tape.fromSeed(seed);
-  const result = await runScenario(tape, { store });
-  return { ...result, seed, store, tape: [...tape.drawn] };
+  const result = await runScenario(tape, { store, story });
+  return { ...result, seed, store, story, tape: [...tape.drawn] };
 }
 
-export async function runTape(values: readonly number[], store: ScenarioOptions["store"]): Promise<ScenarioResult & { tape: number[] }> {
+export async function runTape(values: readonly number[], store: ScenarioOptions["store"], story: Story = "plain"): Promise<ScenarioResult & { tape: number[] }> {
   const tape = Tape.fixed(values);
-  const result = await runScenario(tape, { store });
+  const result = await runScenario(tape, { store, story });
   return { ...result, tape: [...tape.drawn] };
 }
 
@@ -40,7 +42,7 @@ export async function shrink(failing: SeedResult, budget = 400): Promise<Scenari
   let tries = 0;
   const attempt = async (candidate: number[]): Promise<boolean> => {
     if (tries++ >= budget) return false;
-    const r = await runTape(candidate, failing.store);
+    const r = await runTape(candidate, failing.store, failing.story);
     if (r.violation?.kind !== kind) return false;
     if (r.tape.length > best.tape.length || (r.tape.length === best.tape.length && weight(r.tape) >= weight(best.tape))) return false;
     best = r;
@@ -76,11 +78,12 @@ function weight(tape: readonly number[]): number {
 
 /** A failure as the test and the command print it: the seed, the rule, the shrunk story, how to replay. */
 export function report(failing: SeedResult, shrunk: ScenarioResult & { tape: number[] }): string {
+  const story = failing.story === "plain" ? "" : ` --story ${failing.story}`;
   const lines = [
-    `seed ${failing.seed} (${failing.store} store) broke "${failing.violation?.kind}": ${failing.violation?.message}`,
-    `replay: npm run sim -- --seed ${failing.seed}`,
+    `seed ${failing.seed} (${failing.store} store${story ? `, ${failing.story} story` : ""}) broke "${failing.violation?.kind}": ${failing.violation?.message}`,
+    `replay: npm run sim -- --seed ${failing.seed}${story}`,
     `shrunk to ${shrunk.tape.length} draws, ${shrunk.steps} steps ("${shrunk.violation?.kind}": ${shrunk.violation?.message})`,
-    `replay the shrunk story: npm run sim -- --store ${failing.store} --tape ${encodeTape(shrunk.tape)}`,
+    `replay the shrunk story: npm run sim -- --store ${failing.store}${story} --tape ${encodeTape(shrunk.tape)}`,
     "its trace:",
     ...shrunk.trace.slice(-250).map((l) => `  ${l}`),
   ];

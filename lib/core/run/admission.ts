@@ -6,7 +6,7 @@
  */
 import type { AnyWorkflow } from "../definition.ts";
 import type { InvocationResult } from "../engine-types.ts";
-import { debounceScope, flowScope, QUEUED_RECHECK_MS, rateScope } from "../flow-control.ts";
+import { debounceScope, flowScope, QUEUED_RECHECK_MS, rateScope, waitingInQueue } from "../flow-control.ts";
 import type { SuspendUpdate } from "../../ports.ts";
 import { keys } from "../records.ts";
 import { enter, promote } from "./flow.ts";
@@ -116,12 +116,13 @@ export async function admit(o: AdmissionPorts, workflow: AnyWorkflow, run: Admis
   }
   // Queued: woken when a slot is handed to it (the recheck is the backstop if that wake is lost).
   const now = clock.now();
-  const ok = await releaseAs(o, { now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: `queued:${scope}`, status: "queued" });
+  const ok = await releaseAs(o, { now, wakeAt: now + QUEUED_RECHECK_MS, waitingFor: waitingInQueue(scope), status: "queued" });
   if (!ok) return { type: "wait", result: { status: "lost-lease" } };
   // In the queue only once it waits: a holder that left while we held the lease passed us over.
   // Then any slot free now goes to the first in line (to us if that is us, woken at once).
-  // (A run that has ended since is not queued: this invocation may have lost the lease after all,
-  // its release applied long before its answer came, and the next may have ended the run.)
+  // (The store queues the run only if it still waits so: this invocation's release may have
+  // applied long before its answer came, and the run been taken since — by the next invocation,
+  // or by a canceller that took it out of the queue and is about to end it — or have ended.)
   await store.enqueue(scope, runId, createdAt);
   await promote(o, scope, flow.limit);
   // The first in line also looks again once every slot held now has had time to expire: a holder

@@ -90,9 +90,10 @@ export function isQueued(run: RunMeta): boolean {
 }
 
 /**
- * Ends the queued run `cancelled` if no step of it has run and no invocation holds it; true if
- * it did. The canceller takes the run's lease first, so no invocation admits it meanwhile;
- * otherwise (false) the run is handed back as it was, due now.
+ * Ends the queued run `cancelled` if no step of it has run, no invocation holds it, and it still
+ * waits in its queue once the canceller holds its lease; true if it did. The canceller takes the
+ * run's lease first, so no invocation admits it meanwhile; otherwise (false) the run is handed
+ * back as it was, due now.
  */
 async function cancelQueued(p: RunPorts, run: RunMeta, reason: string): Promise<boolean> {
   // Unique, so that a retried grant recognises itself and nothing else as its own.
@@ -100,11 +101,16 @@ async function cancelQueued(p: RunPorts, run: RunMeta, reason: string): Promise<
   const g = await grant(p, run.runId, owner, CANCEL_LEASE_MS);
   if ("refused" in g) return false;
   const waitingFor = g.run.waitingFor;
-  const journal = await p.store.loadJournal(run.runId);
+  // Still waiting in a queue as the lease found it: an invocation may have taken the run since
+  // it was read and handed it back for something else (a fault's retry). Then nothing says which
+  // queue holds its entry, if one does; its next invocation's admission takes it out.
+  const stillQueued = /^(queued|rate-limited):/.test(waitingFor ?? "");
+  const journal = stillQueued ? await p.store.loadJournal(run.runId) : undefined;
   if (!journal || ranOrChild(run.runId, journal.records)) {
-    // Steps ran (its cancellation is delivered in an invocation: compensations may follow), or a
-    // parent waits for it (an invocation ends it, and tells the parent).
-    await release(p, g, { now: p.clock.now(), wakeAt: p.clock.now(), status: "queued", ...(waitingFor === undefined ? {} : { waitingFor }) });
+    // Steps ran (its cancellation is delivered in an invocation: compensations may follow), a
+    // parent waits for it (an invocation ends it, and tells the parent), or it no longer waits
+    // in a queue: handed back as it was, due now, and asked.
+    await release(p, g, { now: p.clock.now(), wakeAt: p.clock.now(), ...(stillQueued ? { status: "queued" as const } : {}), ...(waitingFor === undefined ? {} : { waitingFor }) });
     return false;
   }
   const scope = waitingFor?.startsWith("queued:") ? waitingFor.slice("queued:".length) : undefined;
