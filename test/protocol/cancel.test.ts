@@ -41,6 +41,27 @@ function tripFlow(name: string, gates: Gates, calls: Counter) {
   });
 }
 
+/**
+ * Two runs of a workflow limited to one at a time per key: q1 holds the slot (its body waits on
+ * its gate), q2 queued behind it. `holder` is q1's invocation.
+ */
+async function queuedBehindHolder(name: string) {
+  const gates = new Gates();
+  const flow = durable({ name, input: z.object({ key: z.string() }), concurrency: { key: (i) => i.key, limit: 1 } }, async (_in, step) =>
+    step.run("work", () => gates.wait(step.runId)),
+  );
+  lab = sqliteLab([flow]);
+  const client = lab.client();
+  await client.start(flow, { runId: "q1", input: { key: "k" } });
+  await client.start(flow, { runId: "q2", input: { key: "k" } });
+  const holder = lab.engine("W", lab.store, { leaseTtlMs: 600_000 }).invoke("q1");
+  await gates.started("q1");
+  expect(await lab.engine("W2").invoke("q2")).toMatchObject({ status: "queued" });
+  const scope = flowScope(name, "k");
+  expect((await lab.store.peek(scope))?.runId).toBe("q2");
+  return { gates, holder, scope };
+}
+
 describe("cancelling a run", () => {
   it("a worker that takes a never-started run between the cancel's read and its write is not overwritten: the cancel is asked of it, and the booking is undone", async () => {
     const gates = new Gates();
@@ -134,19 +155,7 @@ describe("cancelling a run", () => {
   });
 
   it("a queued run's cancel that fails half-way, retried, leaves nothing in the queue", async () => {
-    const gates = new Gates();
-    const flow = durable({ name: "one-at-a-time", input: z.object({ key: z.string() }), concurrency: { key: (i) => i.key, limit: 1 } }, async (_in, step) =>
-      step.run("work", () => gates.wait(step.runId)),
-    );
-    lab = sqliteLab([flow]);
-    const client = lab.client();
-    await client.start(flow, { runId: "q1", input: { key: "k" } });
-    await client.start(flow, { runId: "q2", input: { key: "k" } });
-    const holder = lab.engine("W", lab.store, { leaseTtlMs: 600_000 }).invoke("q1");
-    await gates.started("q1");
-    expect(await lab.engine("W2").invoke("q2")).toMatchObject({ status: "queued" });
-    const scope = flowScope("one-at-a-time", "k");
-    expect((await lab.store.peek(scope))?.runId).toBe("q2");
+    const { gates, holder, scope } = await queuedBehindHolder("one-at-a-time");
     // The cancel's queue write fails once; the caller retries the cancel.
     const pausing = new PausingStore(lab.store);
     const dequeue = pausing.hold("dequeue", "before");
@@ -166,19 +175,7 @@ describe("cancelling a run", () => {
   });
 
   it("a queued run taken and handed back for a retry between the cancel's read and its lease is asked, not ended: its queue entry goes with it (flow story seed 2009132)", async () => {
-    const gates = new Gates();
-    const flow = durable({ name: "one-at-a-time-retry", input: z.object({ key: z.string() }), concurrency: { key: (i) => i.key, limit: 1 } }, async (_in, step) =>
-      step.run("work", () => gates.wait(step.runId)),
-    );
-    lab = sqliteLab([flow]);
-    const client = lab.client();
-    await client.start(flow, { runId: "q1", input: { key: "k" } });
-    await client.start(flow, { runId: "q2", input: { key: "k" } });
-    const holder = lab.engine("W", lab.store, { leaseTtlMs: 600_000 }).invoke("q1");
-    await gates.started("q1");
-    expect(await lab.engine("W2").invoke("q2")).toMatchObject({ status: "queued" });
-    const scope = flowScope("one-at-a-time-retry", "k");
-    expect((await lab.store.peek(scope))?.runId).toBe("q2");
+    const { gates, holder, scope } = await queuedBehindHolder("one-at-a-time-retry");
     // The cancel reads q2 queued; its grant is held.
     const canceller = new PausingStore(lab.store);
     const granting = canceller.hold("acquireLease", "before");
