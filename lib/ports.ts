@@ -97,6 +97,12 @@ export interface StoredRecord {
   body: unknown;
   /** Set on a signal that lost a wait's race: the wait it came too late for. */
   lateFor?: string;
+  /**
+   * The body is a record this process's engine wrote (its own format, unchanged since): set by
+   * the engine on its appends, and by a store that answers a load with rows it kept from them.
+   * Replay does not check such a record's shape again. A store that does not know leaves it unset.
+   */
+  checked?: true;
 }
 
 /** A run's meta record and all of its records, read consistently. */

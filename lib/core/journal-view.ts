@@ -43,7 +43,7 @@ export class JournalView {
    */
   static parse(runId: string, stored: readonly StoredRecord[], only?: (key: string, body: unknown) => boolean): JournalView {
     const view = new JournalView();
-    for (const s of stored) if (only === undefined || only(s.key, s.body)) view.add(parseRecord(runId, s.key, s.body), s.lateFor);
+    for (const s of stored) if (only === undefined || only(s.key, s.body)) view.add(s.checked ? (s.body as JournalRecord) : parseRecord(runId, s.key, s.body), s.lateFor);
     return view;
   }
 

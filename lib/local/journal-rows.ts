@@ -27,7 +27,7 @@ import type { Statement } from "better-sqlite3";
 import type { Database } from "./database.ts";
 
 /** A record row as the journal query returns it: key, body, late_for, and the UTF-8 bytes of key and body (-1: not yet counted). */
-export type RecordCells = [string, string, string | null, number];
+export type RecordCells = [key: string, body: string, lateFor: string | null, bytes: number, checked?: true];
 
 interface Kept {
   createdAt: number;
@@ -101,11 +101,11 @@ export class JournalRows {
   }
 
   /** A row this connection committed to `journalId` (called after the commit returned). */
-  added(journalId: string, key: string, body: string, lateFor: string | null): void {
+  added(journalId: string, key: string, body: string, lateFor: string | null, checked = false): void {
     const kept = this.kept.get(journalId);
     if (!kept) return;
     const weight = key.length + body.length + ROW_ALLOWANCE;
-    kept.rows.push([key, body, lateFor, -1]);
+    kept.rows.push(checked ? [key, body, lateFor, -1, true] : [key, body, lateFor, -1]);
     kept.weight += weight;
     this.weight += weight;
     if (kept.weight > this.budget / 4) this.drop(journalId);

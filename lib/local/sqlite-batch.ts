@@ -253,7 +253,8 @@ export class AppendBatcher {
     if (row) {
       // Written: the journal's kept rows (journal-rows.ts) take it once it is committed.
       const rows = this.rows;
-      this.writes.afterCommit((ok) => (ok ? rows.added(journalId, record.key, body, lateFor) : rows.drop(journalId)));
+      const checked = record.checked === true;
+      this.writes.afterCommit((ok) => (ok ? rows.added(journalId, record.key, body, lateFor, checked) : rows.drop(journalId)));
       if (probe === null) return { written: true };
       // Found (a cancellation: rare): the whole record, read (write-once: it is the one probed).
       return { written: true, probed: row[0] === null ? null : this.probed(journalId, probe) };

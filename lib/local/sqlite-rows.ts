@@ -65,7 +65,7 @@ export function toRecord(row: RecordRow): StoredRecord {
  * Record rows as arrays (key, body, late_for, bytes of key and body), and their total size. A
  * row whose size is not yet counted (-1: kept from an append, journal-rows.ts) is counted here, once.
  */
-export function toRecords(rows: ReadonlyArray<[string, string, string | null, number]>): { records: StoredRecord[]; bytes: number } {
+export function toRecords(rows: ReadonlyArray<[string, string, string | null, number, true?]>): { records: StoredRecord[]; bytes: number } {
   let bytes = 0;
   const records = new Array<StoredRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {
@@ -73,6 +73,7 @@ export function toRecords(rows: ReadonlyArray<[string, string, string | null, nu
     const [key, body, lateFor] = row;
     const record: StoredRecord = { key, body: JSON.parse(body) };
     if (lateFor !== null) record.lateFor = lateFor;
+    if (row[4]) record.checked = true;
     records[i] = record;
     let size = row[3];
     if (size < 0) row[3] = size = Buffer.byteLength(key) + Buffer.byteLength(body);

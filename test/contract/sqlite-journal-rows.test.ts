@@ -80,6 +80,21 @@ describe("the journal rows a SQLite connection keeps", () => {
     p.close();
   });
 
+  it("answers a row as the engine's own (checked) only if its append came marked so, and never a row read from the file", async () => {
+    const p = pair();
+    await created(p, "own");
+    await expectExact(p, "own");
+    await p.store.appendRecord("own", { ...step(1), checked: true });
+    await p.store.appendRecord("own", step(2));
+    const kept = (await p.store.loadJournal("own"))!.records;
+    expect(kept.map((r) => [r.key, r.checked])).toEqual([["step#s1", true], ["step#s2", undefined]]);
+    // The file has no such mark: once another connection commits, the rows read again have none.
+    await p.otherStore.appendRecord("own", step(3));
+    const read = (await p.store.loadJournal("own"))!.records;
+    expect(read.map((r) => [r.key, r.checked])).toEqual([["step#s1", undefined], ["step#s2", undefined], ["step#s3", undefined]]);
+    p.close();
+  });
+
   it("reads the file again once another connection has committed: its appends and its markLate are seen", async () => {
     const p = pair();
     await created(p, "r");

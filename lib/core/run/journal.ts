@@ -31,7 +31,7 @@ export async function append(p: RunPorts, g: Pick<Grant, "runId" | "journalId">,
   const key = keyOf(record);
   let res: AppendResult;
   try {
-    res = await p.store.appendRecord(g.journalId, { key, body: record }, probe ? keys.cancel() : undefined);
+    res = await p.store.appendRecord(g.journalId, { key, body: record, checked: true }, probe ? keys.cancel() : undefined);
   } catch (err) {
     const existing = await p.store.getRecord(g.journalId, key).catch(() => undefined);
     if (!existing) throw err;
