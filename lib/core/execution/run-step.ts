@@ -13,7 +13,7 @@ import { serializeError } from "../error-codec.ts";
 import { CancelledError, StepInterruptedError, ValueTooLargeError } from "../errors.ts";
 import { assertJsonSafe, DEFAULT_MAX_VALUE_BYTES, jsonBytes } from "../json.ts";
 import { Later, lazy } from "../lazy.ts";
-import type { AttemptRecord, RunStepRecord, StartRecord, Unstamped } from "../records.ts";
+import type { AttemptRecord, RunStepRecord, StartRecord, StepRecord, Unstamped } from "../records.ts";
 import { nextRetryAt, resolveRetry } from "../retry.ts";
 import { isTooLargeForStore, resultOf } from "./core.ts";
 import { never } from "./never.ts";
@@ -33,22 +33,47 @@ export function runStep<T>(scope: Scope, name: string, fn: (ctx: StepRunContext)
 }
 
 /** A journaled step with its id decided; `ordered: false` for steps no code awaits in order (a wait's `:notify`, a child's `:start`). */
-export async function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions, ordered = true): Promise<T | Later<T>> {
+export function runStepWithId<T>(scope: Scope, stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options?: StepRunOptions, ordered = true): Promise<T | Later<T>> {
   const core = scope.core;
-  const o = core.o;
   // An execution that has ended (aborted, stopped) starts nothing, not even the next item of a map.
   if (core.done) return never();
   core.visited.add(stepId);
-  const recorded = o.journal.step(stepId);
-  if (recorded) {
-    if (recorded.kind !== "run") return core.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
-    if (recorded.status === "failed" && recorded.error?.name === "CancelledError") core.cancellation.markDelivered();
-    const turn = ordered && recorded.seq !== undefined ? scope.order.turn(stepId) : undefined;
-    if (turn) await turn;
-    core.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
-    if (recorded.status === "ok" && recorded.resultRef) return core.later<T>(recorded.resultRef);
-    return resultOf<T>(recorded);
+  const recorded = core.o.journal.step(stepId);
+  // Replay takes a small function of its own: the new step's frame (its closures, its many
+  // locals) would otherwise be allocated for every recorded step too (~0.9 KB each).
+  return recorded ? replayStep<T>(scope, stepId, recorded, ordered) : runNewStep(scope, stepId, fn, options, ordered);
+}
+
+/**
+ * A recorded step: its result (or failure) in its delivery turn. Not an async function: a step
+ * whose turn has come settles its promise at once, with no frame kept for it (the same one turn
+ * of the microtask queue for the code awaiting it).
+ */
+function replayStep<T>(scope: Scope, stepId: string, recorded: StepRecord, ordered: boolean): Promise<T | Later<T>> {
+  const core = scope.core;
+  if (recorded.kind !== "run") return core.nondeterminism(stepId, `a ${recorded.kind} step`, "a run step");
+  if (recorded.status === "failed" && recorded.error?.name === "CancelledError") core.cancellation.markDelivered();
+  const turn = ordered && recorded.seq !== undefined ? scope.order.turn(stepId) : undefined;
+  if (turn) return turn.then(() => replayed<T>(scope, stepId, recorded));
+  try {
+    return Promise.resolve(replayed<T>(scope, stepId, recorded));
+  } catch (err) {
+    return Promise.reject(err);
   }
+}
+
+/** A recorded step's outcome, handed over: its value, a `Later` for a result by reference, or its failure thrown. */
+function replayed<T>(scope: Scope, stepId: string, recorded: RunStepRecord): T | Later<T> {
+  const core = scope.core;
+  core.emit({ stepId, kind: "run", outcome: "replayed", attempt: recorded.attempts });
+  if (recorded.status === "ok" && recorded.resultRef) return core.later<T>(recorded.resultRef);
+  return resultOf<T>(recorded);
+}
+
+/** A step with no record: its body runs, attempt by attempt, and its record is written once. */
+async function runNewStep<T>(scope: Scope, stepId: string, fn: (ctx: StepRunContext) => Promise<T> | T, options: StepRunOptions | undefined, ordered: boolean): Promise<T | Later<T>> {
+  const core = scope.core;
+  const o = core.o;
   if (o.replayOnly) return core.frontier(scope, stepId, "run");
   // Until its record is written (a retry not due yet suspends first), this scope's recorded
   // results above a hole wait (delivery-order.ts).
