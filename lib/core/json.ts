@@ -8,8 +8,13 @@ import { SerializationError } from "./errors.ts";
  * as JSON drops them.
  */
 export function assertJsonSafe(value: unknown, path = "result"): void {
-  visit(value, path, new Set());
+  // A plain value (most step results) needs no set of the objects seen.
+  if (typeof value !== "object" || value === null) visit(value, path, NO_OBJECTS);
+  else visit(value, path, new Set());
 }
+
+/** The `seen` of a check that meets no object (never written to). */
+const NO_OBJECTS: Set<object> = new Set();
 
 function visit(value: unknown, path: string, seen: Set<object>): void {
   switch (typeof value) {

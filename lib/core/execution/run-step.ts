@@ -104,11 +104,12 @@ async function runNewStep<T>(scope: Scope, stepId: string, fn: (ctx: StepRunCont
         written();
       }
     : written;
-  const semantics = atMostOnce ? { semantics: "at-most-once" as const } : {};
   const fail = (attempts: number) => {
     core.cancellation.markDelivered();
     const error = serializeError(core.cancellation.error());
-    return deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts, startedAt: o.now(), ...semantics }, settle, "failed", ordered);
+    const body = runRecord(stepId, "failed", attempts, o.now(), atMostOnce, 0);
+    body.error = error;
+    return deliver<T>(scope, body, settle, "failed", ordered);
   };
   try {
     if (cancelHere) {
@@ -122,12 +123,13 @@ async function runNewStep<T>(scope: Scope, stepId: string, fn: (ctx: StepRunCont
       // Started and never finished: the body may have had its effect. Not run again.
       if (!core.ownsLease()) return never();
       const error = serializeError(new StepInterruptedError(stepId, interrupted));
-      return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts: interrupted, startedAt: o.now(), ...semantics }, settle, "failed", ordered);
+      const body = runRecord(stepId, "failed", interrupted, o.now(), atMostOnce, 0);
+      body.error = error;
+      return await deliver<T>(scope, body, settle, "failed", ordered);
     }
     // At-least-once: invocations that left nothing in the journal since its last record may
     // each have run this body and died before recording it. Say so rather than claim one run.
     const possibleReruns = !atMostOnce && o.invocation !== undefined ? (o.journal.possibleReruns(o.invocation) ?? 0) : 0;
-    const reruns = possibleReruns > 0 ? { possibleReruns } : {};
     for (let attempt = Math.max(prior.length, starts.at(-1) ?? 0) + 1; ; attempt++) {
       // Prove ownership before every side effect: a lease not expired by our own clock.
       if (!core.ownsLease()) return never();
@@ -163,7 +165,9 @@ async function runNewStep<T>(scope: Scope, stepId: string, fn: (ctx: StepRunCont
         if (err instanceof CancelledError) core.cancellation.markDelivered();
         const retryAt = err instanceof CancelledError ? undefined : nextRetryAt(policy, err, attempt, o.now(), `${core.journalId}/${stepId}`);
         if (retryAt === undefined) {
-          return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "failed", error, attempts: attempt, startedAt, ...semantics, ...reruns }, settle, "failed", ordered);
+          const body = runRecord(stepId, "failed", attempt, startedAt, atMostOnce, possibleReruns);
+          body.error = error;
+          return await deliver<T>(scope, body, settle, "failed", ordered);
         }
         await core.write<AttemptRecord>({ type: "attempt", stepId, attempt, error, retryAt, startedAt });
         core.emit({ stepId, kind: "run", outcome: "retrying", attempt, durationMs: o.now() - startedAt });
@@ -173,12 +177,25 @@ async function runNewStep<T>(scope: Scope, stepId: string, fn: (ctx: StepRunCont
       // No payload store: the result stays inline, without a turn of the microtask queue.
       const ref = o.payloads ? await core.offload(value) : undefined;
       if (ref === null) return never(); // the payload store failed: the invocation is aborted
-      const stored = ref === undefined ? { result: value } : { resultRef: ref };
-      return await deliver<T>(scope, { type: "step", kind: "run", stepId, status: "ok", ...stored, attempts: attempt, startedAt, ...semantics, ...reruns }, settle, "completed", ordered, value);
+      const body = runRecord(stepId, "ok", attempt, startedAt, atMostOnce, possibleReruns);
+      if (ref === undefined) body.result = value;
+      else body.resultRef = ref;
+      return await deliver<T>(scope, body, settle, "completed", ordered, value);
     }
   } finally {
     written();
   }
+}
+
+/**
+ * A run step's record, built field by field: an object spread followed by properties costs ~1 µs
+ * on Node 20 (V8 11.3), a step's whole engine time; the caller adds its result or error.
+ */
+function runRecord(stepId: string, status: "ok" | "failed", attempts: number, startedAt: number, atMostOnce: boolean, possibleReruns: number): Omit<Unstamped<RunStepRecord>, "seq"> {
+  const body: Omit<Unstamped<RunStepRecord>, "seq"> = { type: "step", kind: "run", stepId, status, attempts, startedAt };
+  if (atMostOnce) body.semantics = "at-most-once";
+  if (possibleReruns > 0) body.possibleReruns = possibleReruns;
+  return body;
 }
 
 /**
