@@ -171,7 +171,13 @@ export class ExecutionCore {
   }
 
   emit(event: Omit<StepEvent, "runId">): void {
-    this.o.onStep?.({ runId: this.o.runId, ...event });
+    const onStep = this.o.onStep;
+    if (!onStep) return;
+    // Field by field, not `{ runId, ...event }`: a spread costs ~0.2 µs on Node 20, on every step.
+    const full: StepEvent = { runId: this.o.runId, stepId: event.stepId, kind: event.kind, outcome: event.outcome };
+    if (event.attempt !== undefined) full.attempt = event.attempt;
+    if (event.durationMs !== undefined) full.durationMs = event.durationMs;
+    onStep(full);
   }
 
   /** False once the execution has ended, or the engine learns the lease is gone: no new step may start. */
