@@ -121,6 +121,7 @@ export class JournalRows {
   }
 
   private evict(): void {
+    if (this.weight <= this.budget) return; // the usual case: no iterator made per append
     for (const [journalId] of this.kept) {
       if (this.weight <= this.budget) return;
       this.drop(journalId);

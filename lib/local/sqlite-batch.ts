@@ -169,7 +169,12 @@ export class WriteQueue {
   /** Runs and forgets the `afterCommit` callbacks from `from` on. */
   private settle(ok: boolean, from = 0): void {
     if (this.committed.length <= from) return;
-    const then = this.committed.splice(from);
+    let then: Array<(ok: boolean) => void>;
+    if (from > 0) then = this.committed.splice(from);
+    else {
+      then = this.committed;
+      this.committed = [];
+    }
     for (const fn of then) fn(ok);
   }
 
