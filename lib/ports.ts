@@ -101,6 +101,8 @@ export interface StoredRecord {
    * The body is a record this process's engine wrote (its own format, unchanged since): set by
    * the engine on its appends, and by a store that answers a load with rows it kept from them.
    * Replay does not check such a record's shape again. A store that does not know leaves it unset.
+   * Such a body may be frozen and shared between loads (the SQLite store does so for a flat one:
+   * no field an object); the engine never changes a loaded body.
    */
   checked?: true;
 }

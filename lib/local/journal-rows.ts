@@ -2,8 +2,10 @@
  * The rows of recently read journals, kept in memory per connection, so that a run's next load
  * (the signal's delivery that reads the journal, then the invocation that replays it; a wake
  * after a sleep) reads none of its records from the file again. What is kept is the rows as
- * SQLite gave them (key, body text, late_for, size): every load still parses the bodies into
- * objects of its own, so nothing user code does to a replayed value can reach the next replay.
+ * SQLite gave them (key, body text, late_for, size), and whether the engine wrote the row itself
+ * (`checked`). Every load parses the bodies into objects of its own, so nothing user code does to
+ * a replayed value can reach the next replay; only the body of an engine's own row with no object
+ * in it is parsed once and shared, frozen (sqlite-rows.ts).
  *
  * When a kept journal is exact:
  * - Every write of records on this connection keeps it so once its commit returned: an append
@@ -27,7 +29,7 @@ import type { Statement } from "better-sqlite3";
 import type { Database } from "./database.ts";
 
 /** A record row as the journal query returns it: key, body, late_for, and the UTF-8 bytes of key and body (-1: not yet counted). */
-export type RecordCells = [key: string, body: string, lateFor: string | null, bytes: number, checked?: true];
+export type RecordCells = [key: string, body: string, lateFor: string | null, bytes: number, checked?: true, parsed?: object | false];
 
 interface Kept {
   createdAt: number;
@@ -104,7 +106,8 @@ export class JournalRows {
   added(journalId: string, key: string, body: string, lateFor: string | null, checked = false): void {
     const kept = this.kept.get(journalId);
     if (!kept) return;
-    const weight = key.length + body.length + ROW_ALLOWANCE;
+    // An engine's own row may come to hold its parsed body too (sqlite-rows.ts): counted twice.
+    const weight = key.length + (checked ? 2 : 1) * body.length + ROW_ALLOWANCE;
     kept.rows.push(checked ? [key, body, lateFor, -1, true] : [key, body, lateFor, -1]);
     kept.weight += weight;
     this.weight += weight;

@@ -62,16 +62,39 @@ export function toRecord(row: RecordRow): StoredRecord {
 }
 
 /**
+ * A row's body as an object. An engine's own row (`checked`) whose body is flat — every field a
+ * string, number, boolean or null, as a step's record with a plain result is — is parsed once and
+ * the frozen object shared by every later load: nothing can change it, so no load can see
+ * another's changes. Any other body is parsed for each load (user code may change the objects in it).
+ */
+function bodyOf(row: [string, string, string | null, number, true?, (object | false)?]): unknown {
+  const cached = row[5];
+  if (cached) return cached;
+  const body: unknown = JSON.parse(row[1]);
+  if (row[4] && cached === undefined) row[5] = isFlat(body) ? Object.freeze(body) : false;
+  return body;
+}
+
+function isFlat(body: unknown): body is object {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  for (const k in body) {
+    const v = (body as Record<string, unknown>)[k];
+    if (typeof v === "object" && v !== null) return false;
+  }
+  return true;
+}
+
+/**
  * Record rows as arrays (key, body, late_for, bytes of key and body), and their total size. A
  * row whose size is not yet counted (-1: kept from an append, journal-rows.ts) is counted here, once.
  */
-export function toRecords(rows: ReadonlyArray<[string, string, string | null, number, true?]>): { records: StoredRecord[]; bytes: number } {
+export function toRecords(rows: ReadonlyArray<[string, string, string | null, number, true?, (object | false)?]>): { records: StoredRecord[]; bytes: number } {
   let bytes = 0;
   const records = new Array<StoredRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
     const [key, body, lateFor] = row;
-    const record: StoredRecord = { key, body: JSON.parse(body) };
+    const record: StoredRecord = { key, body: bodyOf(row) };
     if (lateFor !== null) record.lateFor = lateFor;
     if (row[4]) record.checked = true;
     records[i] = record;

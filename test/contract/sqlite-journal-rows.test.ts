@@ -9,11 +9,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Client, createRegistry, durable, Engine, systemClock } from "../../lib/index.ts";
 import type { StoredRecord } from "../../lib/ports.ts";
 import { type Database, openLocalDatabase } from "../../lib/local/database.ts";
 import { createLocalRuntime } from "../../lib/local/runtime.ts";
 import { WriteQueue } from "../../lib/local/sqlite-batch.ts";
 import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
+import { SqliteWakeTable } from "../../lib/local/wake-table.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "waymark-journal-rows-"));
 let files = 0;
@@ -93,6 +96,60 @@ describe("the journal rows a SQLite connection keeps", () => {
     const read = (await p.store.loadJournal("own"))!.records;
     expect(read.map((r) => [r.key, r.checked])).toEqual([["step#s1", undefined], ["step#s2", undefined], ["step#s3", undefined]]);
     p.close();
+  });
+
+  it("shares one frozen body across loads only for the engine's own flat records; every other body is a fresh object each load", async () => {
+    const p = pair();
+    await created(p, "share");
+    await expectExact(p, "share");
+    await p.store.appendRecord("share", { ...step(1, 7), checked: true }); // own, flat: shared
+    await p.store.appendRecord("share", { ...step(2, { n: 1 }), checked: true }); // own, an object inside
+    await p.store.appendRecord("share", step(3, 7)); // flat, not marked as the engine's own
+    const first = (await p.store.loadJournal("share"))!.records;
+    const second = (await p.store.loadJournal("share"))!.records;
+    expect(second.map((r) => r.body)).toEqual(first.map((r) => r.body));
+    expect(second[0]!.body).toBe(first[0]!.body);
+    expect(Object.isFrozen(first[0]!.body)).toBe(true);
+    expect(() => {
+      (first[0]!.body as { result: number }).result = 8;
+    }).toThrow(TypeError);
+    expect(second[1]!.body).not.toBe(first[1]!.body);
+    expect(second[2]!.body).not.toBe(first[2]!.body);
+    // What one load's reader does to its objects, the next load does not see.
+    (first[1]!.body as { result: { n: number } }).result.n = 99;
+    (first[2]!.body as { result: number }).result = 99;
+    const third = (await p.store.loadJournal("share"))!.records;
+    expect(third.map((r) => (r.body as { result: unknown }).result)).toEqual([7, { n: 1 }, 7]);
+    expect(third.map((r) => r.body)).toEqual((await p.otherStore.loadJournal("share"))!.records.map((r) => r.body));
+    p.close();
+  });
+
+  it("hands each replay results of its own: what replayed code does to an object result, the next replay does not see", async () => {
+    const db = openLocalDatabase(join(dir, `j${++files}.db`));
+    const seen: unknown[] = [];
+    const wf = durable({ name: "changes-results", input: z.object({}), signals: { go: z.object({}) } }, async (_in, step) => {
+      const obj = await step.run("obj", () => ({ n: 1, list: [1] }));
+      const flat = await step.run("flat", () => 5);
+      seen.push(structuredClone({ obj, flat }));
+      obj.n++;
+      obj.list.push(2);
+      await step.waitForSignal("go", { timeout: "1h" });
+      await step.waitForSignal("go", { timeout: "1h" });
+      return obj;
+    });
+    const ports = { store: new SqliteJournalStore(db), wakes: new SqliteWakeTable(db), clock: systemClock, workflows: createRegistry([wf]) };
+    const client = new Client(ports);
+    const engine = new Engine({ ...ports, owner: "replays", leaseTtlMs: 60_000 });
+    await client.start(wf, { runId: "m", input: {} });
+    expect((await engine.invoke("m")).status).toBe("suspended");
+    await client.signal("m", "go", {});
+    expect((await engine.invoke("m")).status).toBe("suspended");
+    await client.signal("m", "go", {});
+    expect((await engine.invoke("m")).status).toBe("completed");
+    // The live run, then two replays from the rows this connection kept: each saw the recorded values.
+    expect(seen).toEqual([0, 1, 2].map(() => ({ obj: { n: 1, list: [1] }, flat: 5 })));
+    expect((await client.get("m")).result).toEqual({ n: 2, list: [1, 2] });
+    db.close();
   });
 
   it("reads the file again once another connection has committed: its appends and its markLate are seen", async () => {
