@@ -25,7 +25,8 @@ export function serializeError(err: unknown): SerializedError {
     }
     const out: SerializedError = { name: typeof err.name === "string" ? err.name : "Error", message: String(err.message) };
     if (Object.keys(fields).length > 0) out.fields = fields;
-    if (err.stack) out.stack = err.stack;
+    // The record's format takes a string (records.ts): any other `stack` a thrower set is left out.
+    if (typeof err.stack === "string" && err.stack) out.stack = err.stack;
     return out;
   }
   return { name: "NonErrorThrown", message: safeString(err) };

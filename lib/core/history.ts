@@ -23,7 +23,9 @@ export interface RunHistory {
 
 /** Builds a history file's content. */
 export function toHistory(run: RunMeta, records: StoredRecord[], description?: string): RunHistory {
-  return { format: HISTORY_FORMAT, ...(description === undefined ? {} : { description }), run, records };
+  // Not a record's `checked` mark: it says what this process wrote, and a history leaves the process.
+  const plain = records.map((r) => (r.lateFor === undefined ? { key: r.key, body: r.body } : { key: r.key, body: r.body, lateFor: r.lateFor }));
+  return { format: HISTORY_FORMAT, ...(description === undefined ? {} : { description }), run, records: plain };
 }
 
 /** Checks the shape of a parsed history file; throws {@link InvalidInputError} naming what is wrong. */
