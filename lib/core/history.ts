@@ -23,9 +23,12 @@ export interface RunHistory {
 
 /** Builds a history file's content. */
 export function toHistory(run: RunMeta, records: StoredRecord[], description?: string): RunHistory {
-  // Not a record's `checked` mark: it says what this process wrote, and a history leaves the process.
-  const plain = records.map((r) => (r.lateFor === undefined ? { key: r.key, body: r.body } : { key: r.key, body: r.body, lateFor: r.lateFor }));
-  return { format: HISTORY_FORMAT, ...(description === undefined ? {} : { description }), run, records: plain };
+  return { format: HISTORY_FORMAT, ...(description === undefined ? {} : { description }), run, records: withoutMarks(records) };
+}
+
+/** Records without their `checked` marks: a mark says what this process wrote, and a history leaves the process. */
+export function withoutMarks(records: readonly StoredRecord[]): StoredRecord[] {
+  return records.map((r) => (r.lateFor === undefined ? { key: r.key, body: r.body } : { key: r.key, body: r.body, lateFor: r.lateFor }));
 }
 
 /** Checks the shape of a parsed history file; throws {@link InvalidInputError} naming what is wrong. */

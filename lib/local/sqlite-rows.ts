@@ -1,6 +1,7 @@
 /** How runs and records look as rows of the SQLite file (schema: database.ts), and back. */
 import type { SerializedError } from "../core/errors.ts";
 import { type RunMeta, type RunStatus, type StoredRecord, TERMINAL_STATUSES } from "../ports.ts";
+import type { RecordCells } from "./journal-rows.ts";
 
 /** The statuses a run ends in, as an SQL list: `status IN ${ENDED_STATUSES}`. */
 export const ENDED_STATUSES = `(${[...TERMINAL_STATUSES].map((st) => `'${st}'`).join(", ")})`;
@@ -67,7 +68,7 @@ export function toRecord(row: RecordRow): StoredRecord {
  * the frozen object shared by every later load: nothing can change it, so no load can see
  * another's changes. Any other body is parsed for each load (user code may change the objects in it).
  */
-function bodyOf(row: [string, string, string | null, number, true?, (object | false)?]): unknown {
+function bodyOf(row: RecordCells): unknown {
   const cached = row[5];
   if (cached) return cached;
   const body: unknown = JSON.parse(row[1]);
@@ -88,7 +89,7 @@ function isFlat(body: unknown): body is object {
  * Record rows as arrays (key, body, late_for, bytes of key and body), and their total size. A
  * row whose size is not yet counted (-1: kept from an append, journal-rows.ts) is counted here, once.
  */
-export function toRecords(rows: ReadonlyArray<[string, string, string | null, number, true?, (object | false)?]>): { records: StoredRecord[]; bytes: number } {
+export function toRecords(rows: readonly RecordCells[]): { records: StoredRecord[]; bytes: number } {
   let bytes = 0;
   const records = new Array<StoredRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {

@@ -8,7 +8,7 @@ import { serializeError } from "../core/error-codec.ts";
 import { Execution } from "../core/execution.ts";
 import { JournalView } from "../core/journal-view.ts";
 import { createRegistry } from "../core/registry.ts";
-import type { RunHistory } from "../core/history.ts";
+import { type RunHistory, withoutMarks } from "../core/history.ts";
 import type { SerializedError } from "../core/errors.ts";
 import { validate } from "../core/validate.ts";
 import { zodIssues } from "../core/zod-issues.ts";
@@ -68,7 +68,7 @@ async function replayOne(registry: ReturnType<typeof createRegistry>, history: R
   let view: JournalView;
   try {
     // Every record checked: a history's `checked` marks (if any) say nothing about this process.
-    view = JournalView.parse(run.runId, history.records.map((r) => ({ key: r.key, body: r.body, ...(r.lateFor === undefined ? {} : { lateFor: r.lateFor }) })));
+    view = JournalView.parse(run.runId, withoutMarks(history.records));
   } catch (err) {
     return { ...base, ok: false, error: serializeError(err) };
   }
