@@ -10,7 +10,9 @@
  * When a kept journal is exact:
  * - Every write of records on this connection keeps it so once its commit returned: an append
  *   adds its row (the write queue's `afterCommit`: a batch that fails adds nothing), `markLate`
- *   and a `step.transact` drop the journal, retention drops what it deleted.
+ *   and a `step.transact` drop the journal, retention drops what it deleted. A run created on
+ *   this connection is kept as its empty journal (with the version read before the insert), so
+ *   its first invocation reads no records from the file.
  * - A write by any other connection (another process on the file, another connection in this
  *   one) changes the connection's `PRAGMA data_version`. A journal is kept with the version read
  *   before the snapshot it was read from, and served only while the version is still that

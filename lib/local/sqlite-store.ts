@@ -76,6 +76,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   private readonly selectRun: Statement<[string], RunRow>;
   private readonly selectRecords: Statement<[string], RecordCells>;
   private readonly selectRecord: Statement<[string, string], RecordRow>;
+  /** Whether any record of a journal is in the file: a run just created has none, unless a stray write left some. */
+  private readonly anyRecord: Statement<[string], 1>;
   private readonly grantLease: Statement<[Params], RunRow>;
   private readonly extendLease: Statement<[Params]>;
   private readonly suspend: Statement<[Params], { wake_at: number | null }>;
@@ -93,6 +95,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   /** The rows of journals read lately, while exact (journal-rows.ts). */
   private readonly rows: JournalRows;
   private readonly acquire: (runId: string, req: AcquireRequest) => Granted;
+  /** Inserts a new run (false: its id is taken), keeping its empty journal. */
+  private readonly insert: (run: NewRun, input: string | null) => boolean;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
   private readonly flow: FlowStatements;
   /** The emulated user tables `step.transact` writes (sqlite-tables.ts). */
@@ -109,6 +113,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     // Arrays, not objects, per row; and each body's size, which SQLite knows without reading it.
     this.selectRecords = db.prepare<[string], RecordCells>("SELECT key, body, late_for, octet_length(key) + octet_length(body) FROM records WHERE run_id = ? ORDER BY rowid").raw();
     this.selectRecord = db.prepare<[string, string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? AND key = ?");
+    this.anyRecord = db.prepare<[string], 1>("SELECT 1 FROM records WHERE run_id = ? LIMIT 1").pluck();
     this.grantLease = db.prepare<[Params], RunRow>(`
       UPDATE runs SET lease_token = lease_token + 1, lease_owner = @owner, lease_expires_at = @expiresAt,
         status = 'running', wake_at = @expiresAt, due_on_release = NULL, invocations = invocations + 1, updated_at = @now
@@ -181,6 +186,21 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       return { applied: false, run: row && toMeta(row) };
     });
     this.acquire = acquire.immediate;
+    // One transaction: one read lock for the version, the insert and the look at the records.
+    const insert = db.transaction((run: NewRun, input: string | null): boolean => {
+      // Read before the insert, as a load reads it before its snapshot (loadJournal).
+      const version = this.rows.version();
+      if (this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes !== 1) return false;
+      // The new run's journal (its first incarnation's) is empty: kept so, its first load reads
+      // no records from the file. Not if a stray append to an unknown run left rows under its id.
+      const journalId = journalIdOf(run.runId, 1);
+      if (this.anyRecord.get(journalId) === undefined) {
+        const rows = this.rows;
+        this.writes.afterCommit((ok) => ok && rows.fill(journalId, run.createdAt, version, []));
+      }
+      return true;
+    });
+    this.insert = insert.immediate;
 
     // Retention. The run row goes last and only if still finished, inside one IMMEDIATE
     // transaction: a concurrent createRun of the same id waits for it and then starts afresh.
@@ -220,8 +240,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     const input = toJson(run.input);
-    const inserted = await this.writes.write(run.runId, () => this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }));
-    if (inserted.changes === 1) {
+    const inserted = await this.writes.write(run.runId, () => this.insert(run, input));
+    if (inserted) {
       return { created: true, run: freshRunMeta(run, fromJson(input)) };
     }
     const existing = this.selectRun.get(run.runId);

@@ -227,6 +227,34 @@ describe("the journal rows a SQLite connection keeps", () => {
     }
   });
 
+  it("keeps a run it created as an empty journal: the first load reads no records from the file, and stays exact", async () => {
+    const p = pair();
+    await created(p, "fresh");
+    // Beside the store, on its own connection: were the first load to read the file, it would see this.
+    p.db.prepare("INSERT INTO records (run_id, key, body) VALUES ('fresh', 'step#behind', '{}')").run();
+    expect((await p.store.loadJournal("fresh"))?.records).toEqual([]);
+    p.db.prepare("DELETE FROM records WHERE run_id = 'fresh'").run();
+    await p.store.appendRecord("fresh", step(1));
+    expect(await expectExact(p, "fresh")).toEqual([step(1)]);
+    // Another connection's commit since the create: the file is read again.
+    await created(p, "fresh-2");
+    await p.otherStore.appendRecord("fresh-2", step(1, "theirs"));
+    expect(await expectExact(p, "fresh-2")).toEqual([step(1, "theirs")]);
+    // A create refused (the id is taken) keeps nothing: the journal is read as it is.
+    await p.otherStore.appendRecord("fresh", step(2));
+    await created(p, "fresh", 5_000);
+    expect((await expectExact(p, "fresh")).map((r) => r.key)).toEqual(["step#s1", "step#s2"]);
+    p.close();
+  });
+
+  it("does not keep a created run as empty when rows were already under its id (a stray append to an unknown run)", async () => {
+    const p = pair();
+    await p.store.appendRecord("stray", step(1, "before the run"));
+    await created(p, "stray");
+    expect(await expectExact(p, "stray")).toEqual([step(1, "before the run")]);
+    p.close();
+  });
+
   it("refuses a budget that is not a number of bytes, given to the database or the local runtime", () => {
     expect(() => openLocalDatabase(join(dir, `j${++files}.db`), { journalCacheBytes: -1 })).toThrow(/journalCacheBytes/);
     expect(() => createLocalRuntime({ workflows: [], file: join(dir, `j${++files}.db`), journalCacheBytes: Number.NaN })).toThrow(/journalCacheBytes/);
