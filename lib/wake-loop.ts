@@ -19,8 +19,8 @@ export interface DrainOptions {
   invoke?: InvokeOptions;
   onResult?: (runId: string, result: InvocationResult) => void;
   onError?: (runId: string, error: unknown) => void;
-  /** Called whenever an invocation ends and its slot is free again. */
-  onFree?: () => void;
+  /** Called whenever an invocation of `runId` ends, its wake acked, and its slot is free again. */
+  onFree?: (runId: string) => void;
   /**
    * Whether a run still needs an invocation (its wake time has come). A wake that arrived while
    * the run was executing here is run afterwards only if so; without this, always.
@@ -125,7 +125,7 @@ export class WakePool {
           if (!this.o.isDue || (await this.o.isDue(wake.runId).catch(() => true))) this.start(next, next);
           else await this.o.wakes.ack(next).catch(() => {});
         }
-        this.o.onFree?.();
+        this.o.onFree?.(wake.runId);
       }
     })();
     this.running.set(wake.runId, done);

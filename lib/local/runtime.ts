@@ -168,6 +168,8 @@ export class LocalRuntime {
   private watchdog: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
   private readonly log: ((entry: LogEntry) => void) | undefined;
+  /** Callers of `waitForRun` waiting for an invocation of a run to end, by run. */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(private readonly o: LocalRuntimeOptions) {
     this.file = o.file ?? ".waymark/journal.db";
@@ -262,16 +264,48 @@ export class LocalRuntime {
     this.db.close();
   }
 
-  /** Resolves when the run is completed, failed or cancelled (polling the journal). */
+  /**
+   * Resolves when the run is completed, failed or cancelled. It looks again as soon as an
+   * invocation of the run in this runtime ends, and every 10 ms for an end elsewhere (another
+   * worker on the journal, a cancel of a run that was not running).
+   */
   async waitForRun(runId: string, options: { timeoutMs?: number } = {}): Promise<RunMeta> {
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
-      const run = await this.store.getRun(runId);
+      // Listening before the read: an end between the two is not missed.
+      const ended = this.invocationEnd(runId, 10);
+      let run: RunMeta | undefined;
+      let past = false;
+      try {
+        run = await this.store.getRun(runId);
+        past = Date.now() > deadline;
+      } finally {
+        if (!run || TERMINAL_STATUSES.has(run.status) || past) ended.cancel();
+      }
       if (!run) throw new RunNotFoundError(runId);
       if (TERMINAL_STATUSES.has(run.status)) return this.client.get(runId); // values by reference read back
-      if (Date.now() > deadline) throw new Error(`run "${runId}" still ${run.status} after ${options.timeoutMs ?? 60_000} ms`);
-      await new Promise((r) => setTimeout(r, 10));
+      if (past) throw new Error(`run "${runId}" still ${run.status} after ${options.timeoutMs ?? 60_000} ms`);
+      await ended.promise;
     }
+  }
+
+  /** Resolves once an invocation of `runId` here ends, or after `ms`. */
+  private invocationEnd(runId: string, ms: number): { promise: Promise<void>; cancel: () => void } {
+    let waiters = this.waiting.get(runId);
+    if (!waiters) this.waiting.set(runId, (waiters = new Set()));
+    const those = waiters;
+    let done!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), ms);
+      done = () => {
+        clearTimeout(timer);
+        those.delete(done);
+        if (those.size === 0 && this.waiting.get(runId) === those) this.waiting.delete(runId);
+        resolve();
+      };
+    });
+    those.add(done);
+    return { promise, cancel: done };
   }
 
   /** Executes due wakes until `stop()`; `filled` is called once the first claim has been made. */
@@ -289,8 +323,13 @@ export class LocalRuntime {
       },
       ...(this.o.onInvocation ? { onResult: this.o.onInvocation } : {}),
       onError: (runId, error) => this.log?.({ event: "invocation-error", runId, error: String(error) }),
-      // A slot came free: look for due wakes at once.
-      onFree: () => this.wakeUp?.(),
+      // An invocation ended (its wake acked): whoever waits for the run looks again (waitForRun),
+      // and the loop looks for due wakes at once, a slot being free.
+      onFree: (runId) => {
+        const waiters = this.waiting.get(runId);
+        if (waiters) for (const done of [...waiters]) done();
+        this.wakeUp?.();
+      },
       isDue: async (runId) => {
         const run = await this.store.getRun(runId);
         return run !== undefined && !TERMINAL_STATUSES.has(run.status) && (run.wakeAt ?? Number.POSITIVE_INFINITY) <= Date.now();
