@@ -113,7 +113,7 @@ async function main(): Promise<void> {
       console.log(`  ${r.label.slice(3).padEnd(60)} ${(r.sample.median / floor.median).toFixed(1)}x  ${(r.sample.min / floor.min).toFixed(1)}x`);
     }
   }
-  console.log("  (createLocalRuntime adds per run, not per step: the wake-table claim and ack, and waitForRun's 10 ms poll.)");
+  console.log("  (createLocalRuntime adds per run, not per step: the wake-table claim and ack, and the runtime's start and close; waitForRun answers as the run's invocation ends.)");
   console.log(`\nMemory around one ${STEPS.toLocaleString("en")}-step run (collected just before it):`);
   console.log(table(["run", "heapUsed delta", "retained after gc", "RSS after"], memory));
   console.log("\n5. A 1 MiB step result, SQLite journal: written (invocation 1: run the step, suspend) and replayed (invocation 2: read it back, complete), ms");
