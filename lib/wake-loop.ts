@@ -19,7 +19,7 @@ export interface DrainOptions {
   invoke?: InvokeOptions;
   onResult?: (runId: string, result: InvocationResult) => void;
   onError?: (runId: string, error: unknown) => void;
-  /** Called whenever an invocation of `runId` ends, its wake acked, and its slot is free again. */
+  /** Called whenever an invocation of `runId` has ended and its wake is done with (acked if it came from the queue). */
   onFree?: (runId: string) => void;
   /**
    * Whether a run still needs an invocation (its wake time has come). A wake that arrived while

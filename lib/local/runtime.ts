@@ -323,7 +323,7 @@ export class LocalRuntime {
       },
       ...(this.o.onInvocation ? { onResult: this.o.onInvocation } : {}),
       onError: (runId, error) => this.log?.({ event: "invocation-error", runId, error: String(error) }),
-      // An invocation ended (its wake acked): whoever waits for the run looks again (waitForRun),
+      // An invocation ended (its wake done with): whoever waits for the run looks again (waitForRun),
       // and the loop looks for due wakes at once, a slot being free.
       onFree: (runId) => {
         const waiters = this.waiting.get(runId);

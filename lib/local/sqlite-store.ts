@@ -186,7 +186,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       return { applied: false, run: row && toMeta(row) };
     });
     this.acquire = acquire.immediate;
-    // One transaction: one read lock for the version, the insert and the look at the records.
+    // One IMMEDIATE transaction (the write lock held throughout): the version, the insert and the look at the records.
     const insert = db.transaction((run: NewRun, input: string | null): boolean => {
       // Read before the insert, as a load reads it before its snapshot (loadJournal).
       const version = this.rows.version();
