@@ -74,6 +74,11 @@ export class JournalRows {
     this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
   }
 
+  /** Whether this connection keeps any rows (a budget of 0 keeps none). */
+  get keeps(): boolean {
+    return this.budget > 0;
+  }
+
   /** The connection's data version now: it changes when another connection commits. */
   version(): number {
     return this.dataVersion.get() as number;

@@ -98,10 +98,12 @@ export class WriteQueue {
         try {
           return p.run();
         } catch (err) {
-          this.settle(false, mark);
           // A statement's own failure leaves the transaction open: only that write fails. One
           // that ended the transaction (an I/O error) fails them all, as nothing was kept.
           if (!db.inTransaction) throw err;
+          // What it changed before it threw stays in the transaction: its callbacks hear `false`
+          // at the commit, in their place, so an earlier write's callback cannot undo theirs.
+          this.failFrom(mark);
           return new Failed(err);
         }
       }),
@@ -166,15 +168,19 @@ export class WriteQueue {
     this.turnRun = undefined;
   };
 
-  /** Runs and forgets the `afterCommit` callbacks from `from` on. */
-  private settle(ok: boolean, from = 0): void {
-    if (this.committed.length <= from) return;
-    let then: Array<(ok: boolean) => void>;
-    if (from > 0) then = this.committed.splice(from);
-    else {
-      then = this.committed;
-      this.committed = [];
+  /** Makes the `afterCommit` callbacks from `from` on hear `false` whatever the commit does. */
+  private failFrom(from: number): void {
+    for (let i = from; i < this.committed.length; i++) {
+      const then = this.committed[i]!;
+      this.committed[i] = () => then(false);
     }
+  }
+
+  /** Runs and forgets the `afterCommit` callbacks. */
+  private settle(ok: boolean): void {
+    if (this.committed.length === 0) return;
+    const then = this.committed;
+    this.committed = [];
     for (const fn of then) fn(ok);
   }
 

@@ -95,8 +95,8 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   /** The rows of journals read lately, while exact (journal-rows.ts). */
   private readonly rows: JournalRows;
   private readonly acquire: (runId: string, req: AcquireRequest) => Granted;
-  /** Inserts a new run (false: its id is taken), keeping its empty journal. */
-  private readonly insert: (run: NewRun, input: string | null) => boolean;
+  /** Inserts a new run (false: its id is taken), keeping its empty journal (a connection that keeps rows). */
+  private readonly createWithJournal: (run: NewRun, input: string | null) => boolean;
   private readonly purge: (finishedBefore: number, limit: number) => PurgedRun[];
   private readonly flow: FlowStatements;
   /** The emulated user tables `step.transact` writes (sqlite-tables.ts). */
@@ -187,10 +187,10 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     });
     this.acquire = acquire.immediate;
     // One IMMEDIATE transaction (the write lock held throughout): the version, the insert and the look at the records.
-    const insert = db.transaction((run: NewRun, input: string | null): boolean => {
+    const create = db.transaction((run: NewRun, input: string | null): boolean => {
       // Read before the insert, as a load reads it before its snapshot (loadJournal).
       const version = this.rows.version();
-      if (this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes !== 1) return false;
+      if (!this.insertRunRow(run, input)) return false;
       // The new run's journal (its first incarnation's) is empty: kept so, its first load reads
       // no records from the file. Not if a stray append to an unknown run left rows under its id.
       const journalId = journalIdOf(run.runId, 1);
@@ -200,7 +200,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       }
       return true;
     });
-    this.insert = insert.immediate;
+    this.createWithJournal = create.immediate;
 
     // Retention. The run row goes last and only if still finished, inside one IMMEDIATE
     // transaction: a concurrent createRun of the same id waits for it and then starts afresh.
@@ -238,9 +238,15 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     }
   }
 
+  private insertRunRow(run: NewRun, input: string | null): boolean {
+    return this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes === 1;
+  }
+
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     const input = toJson(run.input);
-    const inserted = await this.writes.write(run.runId, () => this.insert(run, input));
+    // A connection that keeps no rows has no empty journal to keep: the insert alone.
+    const create = this.rows.keeps ? () => this.createWithJournal(run, input) : () => this.insertRunRow(run, input);
+    const inserted = await this.writes.write(run.runId, create);
     if (inserted) {
       return { created: true, run: freshRunMeta(run, fromJson(input)) };
     }

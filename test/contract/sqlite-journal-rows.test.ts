@@ -8,13 +8,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { Client, createRegistry, durable, Engine, systemClock } from "../../lib/index.ts";
 import type { StoredRecord } from "../../lib/ports.ts";
 import { type Database, openLocalDatabase } from "../../lib/local/database.ts";
 import { createLocalRuntime } from "../../lib/local/runtime.ts";
-import { WriteQueue } from "../../lib/local/sqlite-batch.ts";
+import { AppendBatcher, WriteQueue } from "../../lib/local/sqlite-batch.ts";
+import { JournalRows } from "../../lib/local/journal-rows.ts";
 import { SqliteJournalStore } from "../../lib/local/sqlite-store.ts";
 import { SqliteWakeTable } from "../../lib/local/wake-table.ts";
 
@@ -199,6 +200,24 @@ describe("the journal rows a SQLite connection keeps", () => {
     p.close();
   });
 
+  it("stays exact when a write of a batch fails after its statement changed the file: its forgetting comes after what the batch's earlier writes keep", async () => {
+    const p = pair();
+    // The fault: the append's read of its probe fails after its INSERT (a corrupt row, NOMEM).
+    const probe = vi.spyOn(AppendBatcher.prototype as unknown as { probed: () => never }, "probed").mockImplementation(() => {
+      throw new Error("the probe's read failed");
+    });
+    try {
+      // One batch: the create (which keeps the run as empty), then the append that inserts and fails.
+      const answers = await Promise.allSettled([created(p, "x"), p.store.appendRecord("x", step(1), "step#s1"), p.store.appendRecord("x", step(2))]);
+      expect(answers.map((a) => a.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    } finally {
+      probe.mockRestore();
+    }
+    // The failed append's row is in the file (its caller reads back, as after a lost answer).
+    expect(await expectExact(p, "x")).toEqual([step(1), step(2)]);
+    p.close();
+  });
+
   it("does not serve a purged run's journal to the run created again under its id", async () => {
     const p = pair();
     await created(p, "r", 1_000);
@@ -244,6 +263,21 @@ describe("the journal rows a SQLite connection keeps", () => {
     await p.otherStore.appendRecord("fresh", step(2));
     await created(p, "fresh", 5_000);
     expect((await expectExact(p, "fresh")).map((r) => r.key)).toEqual(["step#s1", "step#s2"]);
+    p.close();
+  });
+
+  it("with journalCacheBytes 0, creates a run with the insert alone: no data version read, no look for rows under its id", async () => {
+    const p = pair(0);
+    const version = vi.spyOn(JournalRows.prototype, "version");
+    try {
+      await created(p, "plain");
+      expect(version).not.toHaveBeenCalled();
+    } finally {
+      version.mockRestore();
+    }
+    expect((await p.store.createRun({ runId: "plain", workflow: "w", input: null, createdAt: 2 })).created).toBe(false);
+    await p.store.appendRecord("plain", step(1));
+    expect(await expectExact(p, "plain")).toEqual([step(1)]);
     p.close();
   });
 
