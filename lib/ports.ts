@@ -126,7 +126,17 @@ export type AppendResult = ({ written: true } | { written: false; existing: Stor
  * held, or — asked with `dueBy` — suspended and not due by then).
  */
 export type AcquireResult =
-  | { acquired: true; lease: Lease; run: RunMeta }
+  | {
+      acquired: true;
+      lease: Lease;
+      run: RunMeta;
+      /**
+       * The run's journal is empty: this is its first grant, and no record was written to it
+       * before (none when it was created, none outside a lease since: `markJournaled`). The
+       * invocation need not read it. Absent whenever the store cannot tell (a store may never say it).
+       */
+      emptyJournal?: true;
+    }
   | { acquired: false; reason: "missing" | "finished" | "held" | "not-due"; run?: RunMeta };
 
 /** A request for a run's lease: who asks, when, and for how long. */
@@ -250,6 +260,14 @@ export interface RunRecords {
   loadJournal(runId: string, options?: { incarnation?: number }): Promise<Journal | undefined>;
   /** Grants the lease if it is free or expired; the token grows by one on every grant. */
   acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult>;
+  /**
+   * A record is about to be written to the first journal of a run never invoked, by a writer
+   * outside a lease (a signal, a cancellation): the run's first grant must not answer
+   * `emptyJournal` from what the store knew before. Called before the write; idempotent; nothing
+   * for a run that is not there. A store that answers `emptyJournal` by looking at the journal
+   * itself, in the grant's own transaction, has nothing to do.
+   */
+  markJournaled(runId: string): Promise<void>;
   /** Extends the lease while its token is current. */
   renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean>;
   /**

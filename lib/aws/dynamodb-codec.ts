@@ -39,6 +39,8 @@ export const ATTR = {
   body: "body",
   lateFor: "lateFor",
   writtenAt: "writtenAt",
+  /** On a meta item: the run was created with an empty journal, and no writer outside a lease has written to it since (`markJournaled`). */
+  emptyJournal: "emptyJournal",
 } as const;
 
 export const pkOf = (runId: string): string => `run#${runId}`;

@@ -47,6 +47,8 @@ interface Probe {
   meta?: Item;
   /** Records written before the cutoff (an earlier life's, unless a live meta item owns them). */
   old: boolean;
+  /** Records written since the cutoff (a child's `parent` record), filtered out of the answer but counted. */
+  recent: boolean;
 }
 
 /** `createRun` on DynamoDB (see the module comment). */
@@ -59,6 +61,10 @@ export async function createRun(client: DynamoDBClient, table: string, run: NewR
 
   const meta = freshRunMeta(run);
   const item = newMetaItem(meta);
+  // The whole partition was read and held nothing: the run's first grant may say so, and its
+  // first invocation reads no journal — unless a writer outside a lease marks it first
+  // (`markJournaled`). A child's run never is: its `parent` record comes first.
+  if (!found.meta && !found.old && !found.recent) item[ATTR.emptyJournal] = { BOOL: true };
   const size = itemSize(item);
   if (size > DYNAMODB_ITEM_LIMIT_BYTES) throw new RecordTooLargeError(run.runId, META_SK, size);
   try {
@@ -84,7 +90,7 @@ async function probe(client: DynamoDBClient, table: string, runId: string, cutof
   const names = Object.fromEntries(META_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
   const w = `#a${META_ATTRIBUTES.indexOf(ATTR.writtenAt)}`;
   const st = `#a${META_ATTRIBUTES.indexOf(ATTR.status)}`;
-  const found: Probe = { old: false };
+  const found: Probe = { old: false, recent: false };
   let start: Item | undefined;
   do {
     const page = await retryConflicts(() => client.send(new QueryCommand({
@@ -103,6 +109,7 @@ async function probe(client: DynamoDBClient, table: string, runId: string, cutof
       if (item.sk?.S === META_SK) found.meta = item;
       else found.old = true;
     }
+    if ((page.ScannedCount ?? 0) > (page.Count ?? 0)) found.recent = true;
     if (found.meta) return found;
     start = page.LastEvaluatedKey;
     // Past the meta item's key without it: there is none, and the old records are enough to know.

@@ -5,6 +5,8 @@
  *
  *   createRun      PutItem  if absent (or its TTL passed)      after one Query of the partition: the
  *                                                              meta item, and any earlier life's records
+ *                                                              (none at all: marked `emptyJournal`, and
+ *                                                              the first grant says so: no Query then)
  *   appendRecord   PutItem  if attribute_not_exists(pk)       the loser gets the winner's record
  *                                                              back in the same response (ALL_OLD)
  *   acquireLease   UpdateItem on meta  if not finished AND (no lease OR lease expired OR
@@ -128,8 +130,12 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
 
   protected async grant(runId: string, req: AcquireRequest): Promise<Granted> {
     try {
-      const run = decodeMeta((await this.update(runId, acquireUpdate(runId, req), true)) ?? {});
-      return { applied: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt: req.now + req.ttlMs }, run };
+      const item = (await this.update(runId, acquireUpdate(runId, req), true)) ?? {};
+      const run = decodeMeta(item);
+      const granted: Granted = { applied: true, lease: { owner: req.owner, token: run.leaseToken, expiresAt: req.now + req.ttlMs }, run };
+      // The first grant of a run created with an empty journal that no one marked since (dynamodb-create.ts).
+      if (item[ATTR.emptyJournal]?.BOOL === true && run.invocations === 1 && (run.incarnation ?? 1) === 1) granted.emptyJournal = true;
+      return granted;
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       return { applied: false, run: err.Item ? decodeMeta(err.Item) : undefined };
@@ -207,6 +213,18 @@ export class DynamoJournalStore extends JournalStoreBase implements JournalStore
       ConditionExpression: "attribute_exists(pk)", // never create a stub record
       ExpressionAttributeNames: { "#late": ATTR.lateFor },
       ExpressionAttributeValues: { ":late": s(waitStepId) },
+    }))));
+  }
+
+  /** Removes the meta item's `emptyJournal` mark, if it has one: one conditional `UpdateItem` (refused: nothing to do). */
+  async markJournaled(runId: string): Promise<void> {
+    const { UpdateItemCommand } = await dynamodbSdk();
+    await this.applied(retryConflicts(() => this.client.send(new UpdateItemCommand({
+      TableName: this.table,
+      Key: metaKey(runId),
+      UpdateExpression: "REMOVE #e",
+      ConditionExpression: "attribute_exists(#e)", // never creates a stub meta item
+      ExpressionAttributeNames: { "#e": ATTR.emptyJournal },
     }))));
   }
 

@@ -31,7 +31,7 @@ export type Prepared = { type: "ready"; workflow: AnyWorkflow; view: JournalView
 export async function prepare(c: EngineContext, g: Grant): Promise<Prepared> {
   const { protocol, o } = c;
   const runId = g.runId;
-  let journal = await protocol.load(g);
+  let journal = await protocol.loadFirst(g);
   if (!journal) return { type: "end", result: { status: "missing" } };
   const workflow = o.workflows.get(journal.run.workflow);
   // Another deploy may host it: wait for one, backing off, and say why in `waitingFor`.

@@ -44,7 +44,7 @@ export type Applied = { applied: true } | { applied: false; run: RunMeta | undef
 export type Released = { applied: true; wakeAt?: number } | { applied: false; run: RunMeta | undefined };
 
 /** A grant's answer: the lease and the run as granted, or the run as it was. */
-export type Granted = { applied: true; lease: Lease; run: RunMeta } | { applied: false; run: RunMeta | undefined };
+export type Granted = { applied: true; lease: Lease; run: RunMeta; emptyJournal?: true } | { applied: false; run: RunMeta | undefined };
 
 /** Most queue entries one `dequeue` of the first run tries (each lost to a concurrent taker moves on). */
 const DEQUEUE_TRIES = 10;
@@ -58,6 +58,7 @@ export abstract class JournalStoreBase implements JournalStore {
   abstract appendRecord(journalId: string, record: StoredRecord, probe?: string): Promise<AppendResult>;
   abstract markLate(journalId: string, key: string, waitStepId: string): Promise<void>;
   abstract markDue(runId: string, at: number, leased?: { token: number }): Promise<MarkDueResult>;
+  abstract markJournaled(runId: string): Promise<void>;
   abstract listRuns(query: ListQuery): Promise<RunPage>;
   abstract listDueRuns(now: number, limit: number): Promise<RunMeta[]>;
   abstract purgeExpired(now: number, limit: number): Promise<PurgedRun[]>;
@@ -84,7 +85,7 @@ export abstract class JournalStoreBase implements JournalStore {
 
   async acquireLease(runId: string, req: AcquireRequest): Promise<AcquireResult> {
     const res = await this.grant(runId, req);
-    if (res.applied) return { acquired: true, lease: res.lease, run: res.run };
+    if (res.applied) return res.emptyJournal ? { acquired: true, lease: res.lease, run: res.run, emptyJournal: true } : { acquired: true, lease: res.lease, run: res.run };
     const run = res.run;
     if (!run) return { acquired: false, reason: "missing" };
     // A retried grant whose first attempt was applied (its answer lost): the same answer again.

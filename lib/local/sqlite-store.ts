@@ -181,7 +181,12 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     const acquire = db.transaction((runId: string, req: AcquireRequest): Granted => {
       const expiresAt = req.now + req.ttlMs;
       const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null, dueBy: req.dueBy ?? null });
-      if (granted) return { applied: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run: toMeta(granted) };
+      if (granted) {
+        const answer: Granted = { applied: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run: toMeta(granted) };
+        // The first grant: whether the journal is empty, looked at in this same transaction.
+        if (granted.invocations === 1 && granted.incarnation === 1 && this.anyRecord.get(runId) === undefined) answer.emptyJournal = true;
+        return answer;
+      }
       const row = this.selectRun.get(runId);
       return { applied: false, run: row && toMeta(row) };
     });
@@ -241,6 +246,9 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   private insertRunRow(run: NewRun, input: string | null): boolean {
     return this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes === 1;
   }
+
+  /** Nothing to do: a grant here looks at the journal itself (`emptyJournal`). */
+  async markJournaled(_runId: string): Promise<void> {}
 
   async createRun(run: NewRun): Promise<{ created: boolean; run: RunMeta }> {
     const input = toJson(run.input);

@@ -118,8 +118,14 @@ export class MemoryJournalStore extends JournalStoreBase implements JournalStore
     delete meta.dueOnRelease;
     meta.invocations += 1;
     meta.updatedAt = req.now;
-    return { applied: true, lease: { ...meta.lease }, run: structuredClone(meta) };
+    const granted: Granted = { applied: true, lease: { ...meta.lease }, run: structuredClone(meta) };
+    // The first grant: whether the journal is empty, looked at (a record written before, by anyone, counts).
+    if (meta.invocations === 1 && (meta.incarnation ?? 1) === 1 && !this.records.get(runId)?.size) granted.emptyJournal = true;
+    return granted;
   }
+
+  /** Nothing to do: a grant here looks at the journal itself (`emptyJournal`). */
+  async markJournaled(_runId: string): Promise<void> {}
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
     const meta = this.leased(runId, token);

@@ -42,8 +42,36 @@ export function leaseTests(store: () => JournalStore): void {
         leaseToken: 1,
         invocations: 1,
       },
+      emptyJournal: true,
     });
     expect(await store().getRun(runId)).toEqual(res.run);
+  });
+
+  it("says emptyJournal only on the first grant of a run whose journal holds no record: not after a record written before the run or outside a lease (markJournaled first), nor on a later grant", async () => {
+    const grant = async (runId: string, now: number) => {
+      const res = await store().acquireLease(runId, { owner: "o", now, ttlMs: TTL });
+      if (!res.acquired) throw new Error(`refused: ${res.reason}`);
+      return res;
+    };
+    // A record before the run (a child's parent record), then the run.
+    const child = freshId("empty-child");
+    await store().appendRecord(child, { key: "parent", body: { type: "parent", runId: "p" } });
+    expect((await store().createRun({ runId: child, workflow: "contract-flow", input: null, createdAt: T })).created).toBe(true);
+    expect(await grant(child, T)).not.toHaveProperty("emptyJournal");
+    // A record written outside a lease to a run never invoked: marked first, as the protocol does.
+    const signalled = await newRun(store(), "empty-signalled");
+    await store().markJournaled(signalled);
+    await store().markJournaled(signalled); // idempotent
+    await store().appendRecord(signalled, { key: "signal#s1", body: { type: "signal", name: "go" } });
+    expect(await grant(signalled, T)).not.toHaveProperty("emptyJournal");
+    // The first grant says it; the next (the lease expired, nothing written) does not.
+    const fresh = await newRun(store(), "empty-fresh");
+    expect((await grant(fresh, T)).emptyJournal).toBe(true);
+    expect(await grant(fresh, T + TTL)).not.toHaveProperty("emptyJournal");
+    // Nothing for a run that is not there: no stub written.
+    const missing = freshId("empty-missing");
+    await store().markJournaled(missing);
+    expect(await store().getRun(missing)).toBeUndefined();
   });
 
   it("acquireLease of an unknown run says missing", async () => {

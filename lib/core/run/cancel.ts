@@ -13,6 +13,7 @@ import { JOURNAL_VERSION, keys } from "../records.ts";
 import { type RunMeta, type RunStatus, type StoredRecord, TERMINAL_STATUSES } from "../../ports.ts";
 import { leave } from "./flow.ts";
 import { journalIdOf } from "./journal-ids.ts";
+import { beforeOutsideWrite } from "./journal.ts";
 import { ended, finish, grant, release, wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 
@@ -46,7 +47,7 @@ export async function cancelRun(p: RunPorts, runId: string, reason: string): Pro
     if (ended(run)) return { outcome: "already-ended", status: run.status };
   }
   if (isQueued(run) && (await cancelQueued(p, run, reason))) return { outcome: "cancelled", status: "cancelled" };
-  await askToCancel(p, runId, run.incarnation, reason);
+  await askToCancel(p, run, reason);
   return { outcome: "requested", status: run.status };
 }
 
@@ -54,8 +55,10 @@ export async function cancelRun(p: RunPorts, runId: string, reason: string): Pro
  * Asks a run to cancel (`client.cancel`, a parent's cancellation): journals the request in the
  * run's current incarnation (following a switch that raced it), marks the run due and wakes it.
  */
-export async function askToCancel(p: RunPorts, runId: string, incarnation: number | undefined, reason: string): Promise<void> {
+export async function askToCancel(p: RunPorts, run: RunMeta, reason: string): Promise<void> {
+  const { runId, incarnation } = run;
   const body = { v: JOURNAL_VERSION, at: p.clock.now(), type: "cancel", reason };
+  await beforeOutsideWrite(p, run);
   await p.store.appendRecord(journalIdOf(runId, incarnation), { key: keys.cancel(), body });
   await followIncarnation(p, runId, incarnation, keys.cancel(), body);
   await wakeNow(p, runId, "cancel", "cancel");

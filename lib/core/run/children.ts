@@ -83,7 +83,7 @@ export async function cancelChild(p: RunPorts, runId: string, reason: string, pa
   const run = await p.store.getRun(runId);
   const record = run ? await p.store.getRecord(runId, keys.parent()) : undefined;
   if (!run || !record || !sameParent(record.body as ParentRecord, parent)) return false;
-  if (!TERMINAL_STATUSES.has(run.status)) await askToCancel(p, runId, run.incarnation, reason);
+  if (!TERMINAL_STATUSES.has(run.status)) await askToCancel(p, run, reason);
   return true;
 }
 

@@ -2,7 +2,7 @@
  * A run's journal as an invocation writes it: write-once records, each append a fence (the loser
  * of a race learns the winner's record), and a cancellation request that every append can see.
  */
-import type { AppendResult, Journal, StoredRecord } from "../../ports.ts";
+import type { AppendResult, Journal, RunMeta, StoredRecord } from "../../ports.ts";
 import { JournalView, waitsAndSignals } from "../journal-view.ts";
 import { JOURNAL_VERSION, type JournalRecord, keyOf, keys, parseRecord } from "../records.ts";
 import { sameBody } from "../retried-writes.ts";
@@ -20,6 +20,26 @@ export interface Appended {
 /** The journal of the granted incarnation (the meta record and all its records, consistently). */
 export function load(p: RunPorts, g: Grant): Promise<Journal | undefined> {
   return p.store.loadJournal(g.runId, { incarnation: g.incarnation });
+}
+
+/**
+ * The journal as the invocation first reads it: none read when the grant proved it empty
+ * (`emptyJournal`), the run as granted. Equivalent to a read at the moment of the grant; a
+ * record written since (a signal) is one written after the read, which the handshakes already
+ * cover (`signalArrived`, the append's probe of a cancellation).
+ */
+export function loadFirst(p: RunPorts, g: Grant): Promise<Journal | undefined> {
+  return g.emptyJournal ? Promise.resolve({ run: g.run, records: [] }) : load(p, g);
+}
+
+/**
+ * Before a writer outside a lease writes to the first journal of `run` as it read it: a run never
+ * invoked must stop saying its journal is empty (`markJournaled`), so that its first grant does
+ * not skip a read that would find this record. A run invoked before the read needs nothing: its
+ * first grant came before the write.
+ */
+export async function beforeOutsideWrite(p: RunPorts, run: Pick<RunMeta, "runId" | "invocations" | "incarnation">): Promise<void> {
+  if (run.invocations === 0 && (run.incarnation ?? 1) === 1) await p.store.markJournaled(run.runId);
 }
 
 /**

@@ -21,6 +21,8 @@ export interface Grant {
   journalId: string;
   /** The run as granted. */
   run: RunMeta;
+  /** The store proved the journal empty at this grant (`AcquireResult`): the invocation reads none. */
+  emptyJournal?: true;
 }
 
 export type Refusal = { refused: "missing" | "finished" | "held" | "not-due"; run?: RunMeta };
@@ -50,7 +52,9 @@ export async function grant(p: RunPorts, runId: string, owner: string, ttlMs: nu
   }
   if (!res.acquired) return { refused: res.reason, ...(res.run ? { run: res.run } : {}) };
   const incarnation = res.run.incarnation ?? 1;
-  return { runId, owner, token: res.lease.token, expiresAt: res.lease.expiresAt, incarnation, journalId: journalIdOf(runId, incarnation), run: res.run };
+  const granted: Grant = { runId, owner, token: res.lease.token, expiresAt: res.lease.expiresAt, incarnation, journalId: journalIdOf(runId, incarnation), run: res.run };
+  if (res.emptyJournal) granted.emptyJournal = true;
+  return granted;
 }
 
 async function acquire(p: RunPorts, runId: string, req: AcquireRequest) {

@@ -37,7 +37,7 @@ import { type ChildEndOutcome, cancelChild, childPort, deliverChildEnd, lastWord
 import { completeSwitch, continueAsNew } from "./continue.ts";
 import { promote } from "./flow.ts";
 import { type Hold, startHeartbeat } from "./heartbeat.ts";
-import { type Appended, append, load, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
+import { type Appended, append, load, loadFirst, placeLate, requestOwnCancel, signalArrived } from "./journal.ts";
 import { finish, type Grant, grant, type Refusal, release, wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import { deliverSignal, type SameSignal, type SignalReceipt } from "./signals.ts";
@@ -72,6 +72,11 @@ export class RunProtocol {
 
   load(g: Grant): Promise<Journal | undefined> {
     return load(this.ports, g);
+  }
+
+  /** The invocation's first read of the journal: none if the grant proved it empty (journal.ts). */
+  loadFirst(g: Grant): Promise<Journal | undefined> {
+    return loadFirst(this.ports, g);
   }
 
   /** Journals the places of results that landed late (journal.ts), before the code runs. */

@@ -16,6 +16,7 @@ import { JOURNAL_VERSION, type ResolutionRecord, type SignalRecord, type StepRec
 import { canonicalJson } from "../json.ts";
 import { followIncarnation } from "./cancel.ts";
 import { journalIdOf } from "./journal-ids.ts";
+import { beforeOutsideWrite } from "./journal.ts";
 import { wakeNow } from "./leases.ts";
 import type { RunPorts } from "./ports.ts";
 import type { RunMeta } from "../../ports.ts";
@@ -42,6 +43,7 @@ export async function deliverSignal(p: RunPorts, run: RunMeta, signal: SignalRec
   const key = keys.signal(signal.signalId);
   const earlier = k > 1 ? await deliveredEarlier(p, runId, k, signal, same) : undefined;
   if (earlier === undefined) {
+    await beforeOutsideWrite(p, run);
     const put = await p.store.appendRecord(journalIdOf(runId, k), { key, body: signal });
     if (!put.written) {
       const existing = parseRecord(runId, put.existing.key, put.existing.body);

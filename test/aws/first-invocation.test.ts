@@ -1,0 +1,99 @@
+/**
+ * A run's first invocation on DynamoDB reads no journal when the store can prove it empty
+ * (issue 19): the start's query of the partition found nothing, so the meta item is marked
+ * `emptyJournal`, and the first grant answers it. A writer outside a lease that writes to a run
+ * never invoked (a signal sent before the first invocation) removes the mark first, so that
+ * invocation reads the journal and finds the signal. Requests are counted with middleware on the
+ * real client (`initialize` sees each command once), on DynamoDB Local.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { Client, createRegistry, durable, Engine } from "waymark";
+import { MemoryWakeQueue, VirtualClock } from "waymark/testing";
+import { createJournalDynamoClient } from "../../lib/aws/dynamodb-client.ts";
+import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
+import { localDynamoClient } from "../setup/clients.ts";
+import { createJournalTable, deleteTable } from "../setup/tables.ts";
+
+const steps = durable({ name: "first-steps", input: z.object({}) }, async (_in, step) => {
+  const a = await step.run("one", () => 1);
+  return a + (await step.run("two", () => 2));
+});
+
+const approval = durable({ name: "first-approval", input: z.object({}), signals: { go: z.object({ ok: z.boolean() }) } }, async (_in, step) => {
+  const go = await step.waitForSignal("go");
+  return step.run("after", () => go.payload.ok);
+});
+
+let admin: DynamoDBClient;
+let client: DynamoDBClient;
+let tableName: string;
+const commands: string[] = [];
+
+beforeAll(async () => {
+  admin = localDynamoClient();
+  tableName = await createJournalTable(admin, "first-invocation");
+  client = await createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      commands.push(String(context.commandName ?? "?").replace(/Command$/, ""));
+      return next(args);
+    },
+    { step: "initialize", name: "countCommands" },
+  );
+});
+
+afterAll(async () => {
+  await deleteTable(admin, tableName);
+  admin.destroy();
+  client.destroy();
+});
+
+function ports() {
+  const store = new DynamoJournalStore({ client, tableName });
+  return { store, wakes: new MemoryWakeQueue(), clock: new VirtualClock(Date.UTC(2026, 11, 6, 12)), workflows: createRegistry([steps, approval]) };
+}
+
+beforeEach(() => {
+  commands.length = 0;
+});
+
+describe("a run's first invocation on DynamoDB Local", () => {
+  it("reads no journal when the start found the partition empty: the grant, one PutItem per step, the finish", async () => {
+    const p = ports();
+    await new Client(p).start(steps, { runId: "fresh-1", input: {} });
+    expect(commands).toEqual(["Query", "PutItem"]);
+    commands.length = 0;
+    // Cancellation looked for beside an append at most once a minute, as the AWS runtime does.
+    expect(await new Engine({ ...p, owner: "inv-1", cancelProbeMs: 60_000 }).invoke("fresh-1")).toEqual({ status: "completed", result: 3 });
+    expect(commands).toEqual(["UpdateItem", "PutItem", "PutItem", "UpdateItem"]);
+  });
+
+  it("reads the journal when a signal came before it: the signal is taken at once, not left for a later invocation", async () => {
+    const p = ports();
+    const client = new Client(p);
+    await client.start(approval, { runId: "early-1", input: {} });
+    const receipt = await client.signal("early-1", "go", { ok: true });
+    expect(receipt.status).toBe("buffered");
+    commands.length = 0;
+    expect(await new Engine({ ...p, owner: "inv-1" }).invoke("early-1")).toEqual({ status: "completed", result: true });
+    expect(commands.filter((c) => c === "Query")).toHaveLength(1);
+  });
+
+  it("reads the journal on every grant after the first, and on a child's first (its parent record precedes it)", async () => {
+    const p = ports();
+    await new Client(p).start(steps, { runId: "again-1", input: {} });
+    const first = await p.store.acquireLease("again-1", { owner: "lost", now: p.clock.now(), ttlMs: 1_000 });
+    expect(first).toMatchObject({ acquired: true, emptyJournal: true });
+    p.clock.advance(1_001);
+    commands.length = 0;
+    expect(await new Engine({ ...p, owner: "inv-2" }).invoke("again-1")).toEqual({ status: "completed", result: 3 });
+    expect(commands.filter((c) => c === "Query")).toHaveLength(1);
+
+    await p.store.appendRecord("child-1", { key: "parent", body: { v: 1, at: 0, type: "parent", runId: "p", waitId: "w" } });
+    await p.store.createRun({ runId: "child-1", workflow: "first-steps", input: {}, createdAt: p.clock.now() });
+    expect(await p.store.acquireLease("child-1", { owner: "c", now: p.clock.now(), ttlMs: 1_000 })).not.toHaveProperty("emptyJournal");
+  });
+});
