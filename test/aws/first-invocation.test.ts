@@ -24,7 +24,7 @@ const steps = durable({ name: "first-steps", input: z.object({}) }, async (_in, 
 
 const approval = durable({ name: "first-approval", input: z.object({}), signals: { go: z.object({ ok: z.boolean() }) } }, async (_in, step) => {
   const go = await step.waitForSignal("go");
-  return step.run("after", () => go.payload.ok);
+  return step.run("after", () => go.received && go.payload.ok);
 });
 
 let admin: DynamoDBClient;
