@@ -7,6 +7,7 @@ import type { LambdaContext, SqsBatchResponse, SqsEvent } from "./lambda-types.t
 import { parseWakeMessage, topUpDelaySeconds } from "./wake-message.ts";
 import { isChildEndMessage, parseChildEndMessage } from "./child-message.ts";
 import { DEFAULT_DEADLINE_MARGIN_MS } from "./config.ts";
+import { HandledMessages } from "./handled-messages.ts";
 
 /**
  * Handles a batch of wakes. A wake that arrives early (Scheduler fires within its minute) is
@@ -15,10 +16,14 @@ import { DEFAULT_DEADLINE_MARGIN_MS } from "./config.ts";
  * too (the owner finishes it, and the watchdog covers an owner that dies), and so is a wake
  * that finds its run suspended and not due by the wake's time (`not-due`: a duplicate of a wake
  * already handled, or a stale one; the run's own wake is still to come). Each costs one request.
+ * A redelivery of a message this container handled already costs none (handled-messages.ts).
  */
 export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: LambdaContext): Promise<SqsBatchResponse> {
   const failures: Array<{ itemIdentifier: string }> = [];
   const seen = new Set<string>();
+  let handled = handledBy.get(rt);
+  if (!handled) handledBy.set(rt, (handled = new HandledMessages()));
+  const done = handled;
   const start = context.getRemainingTimeInMillis();
   // Keep a margin for the checkpoint itself, but never so much that nothing can run.
   const margin = Math.min(rt.config.checkpointMarginMs, start / 4);
@@ -29,6 +34,11 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
     event.Records.map(async (record) => {
       const began = rt.clock.now();
       let runId: string | undefined;
+      if (done.has(record.messageId)) {
+        rt.log({ level: "info", event: "wake", runId: runIdOf(record.body), outcome: "redelivered", receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1) });
+        return;
+      }
+      let failed = false;
       try {
         if (isChildEndMessage(record.body)) {
           // A child in another function ended: record it for its parent here, and wake the parent.
@@ -75,6 +85,7 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
           durationMs: rt.clock.now() - began,
         });
       } catch (err) {
+        failed = true;
         failures.push({ itemIdentifier: record.messageId });
         rt.log({
           level: "error",
@@ -85,8 +96,23 @@ export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: 
           receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
           durationMs: rt.clock.now() - began,
         });
+      } finally {
+        // Handled to its end (every return above acknowledges it): a copy of it is answered at once.
+        if (!failed) done.add(record.messageId);
       }
     }),
   );
   return { batchItemFailures: failures };
 }
+
+/** The run a message is for (a child's end: its parent), for the log. */
+function runIdOf(body: string): string {
+  try {
+    return isChildEndMessage(body) ? parseChildEndMessage(body).parent.runId : parseWakeMessage(body).runId;
+  } catch {
+    return "(unparsed)";
+  }
+}
+
+/** Each runtime's (each container's) handled messages. */
+const handledBy = new WeakMap<AwsRuntime, HandledMessages>();

@@ -91,13 +91,16 @@ describe("a wake delivered again after its run went to sleep", () => {
     expect(asleep).toMatchObject({ status: "suspended", waitingFor: "sleep:nap" });
     const [sent, schedules] = [e2e.sent.length, e2e.scheduler.calls.length];
 
-    // The same start wake again (SQS redelivers it, or sent it twice): one conditional write, refused.
+    // The same start wake again (SQS redelivers it, or sent it twice), in another container: one
+    // conditional write, refused. In the container that handled it: no request at all.
     const requests: string[] = [];
     e2e.clients.dynamodb.middlewareStack.add((next, context) => async (args) => (requests.push(String(context.commandName)), next(args)), { step: "initialize", name: "countDuplicate" });
+    expect(await e2e.newHandler()(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    expect(requests).toEqual(["UpdateItemCommand"]);
     expect(await e2e.handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
     e2e.clients.dynamodb.middlewareStack.remove("countDuplicate");
     expect(requests).toEqual(["UpdateItemCommand"]);
-    expect(e2e.lines("wake", runId).map((l) => l.outcome)).toEqual(["suspended", "not-due"]);
+    expect(e2e.lines("wake", runId).map((l) => l.outcome)).toEqual(["suspended", "not-due", "redelivered"]);
     expect(await e2e.run(runId)).toEqual(asleep);
     expect([e2e.sent.length, e2e.scheduler.calls.length]).toEqual([sent, schedules]);
 
@@ -106,5 +109,31 @@ describe("a wake delivered again after its run went to sleep", () => {
     await e2e.mapping().runUntil(e2e.finished([runId]), { what: "the sleeper to complete" });
     expect((await e2e.run(runId)).status).toBe("completed");
     expect([...e2e.ledger.counts(runId)]).toEqual([[`${runId}/before`, 1], [`${runId}/after`, 1]]);
+  });
+});
+
+describe("a message whose handling failed, delivered again to the same container", () => {
+  freshHarness();
+  it("is handled again (only a message handled to its end is remembered), and then its copies are answered without a request", async () => {
+    const runId = "dup-failed";
+    await e2e.client.start("steps-flow", { runId, input: { steps: 2 } });
+    const [start] = await e2e.receive("queue");
+    if (!start) throw new Error("no start wake");
+    const event = { Records: [{ messageId: start.MessageId ?? "", body: start.Body ?? "", eventSource: "aws:sqs", attributes: { ApproximateReceiveCount: "1" } }] };
+    // The fault: DynamoDB unreachable for the first delivery's requests.
+    e2e.clients.dynamodb.middlewareStack.add(() => async () => { throw new Error("connection reset (injected)"); }, { step: "initialize", name: "unreachable" });
+    expect(await e2e.handler(event, lambdaContext())).toEqual({ batchItemFailures: [{ itemIdentifier: start.MessageId }] });
+    e2e.clients.dynamodb.middlewareStack.remove("unreachable");
+    expect((await e2e.run(runId)).status).toBe("pending");
+
+    expect(await e2e.handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    expect((await e2e.run(runId)).status).toBe("completed");
+    const requests: string[] = [];
+    e2e.clients.dynamodb.middlewareStack.add((next, context) => async (args) => (requests.push(String(context.commandName)), next(args)), { step: "initialize", name: "countCopy" });
+    expect(await e2e.handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    e2e.clients.dynamodb.middlewareStack.remove("countCopy");
+    expect(requests).toEqual([]);
+    expect(e2e.lines("wake", runId).map((l) => l.outcome)).toEqual(["error", "completed", "redelivered"]);
+    expect(e2e.ledger.repeated()).toEqual([]);
   });
 });
