@@ -7,15 +7,12 @@
  * real client (`initialize` sees each command once), on DynamoDB Local.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Client, createRegistry, durable, Engine } from "waymark";
 import { MemoryWakeQueue, VirtualClock } from "waymark/testing";
-import { createJournalDynamoClient } from "../../lib/aws/dynamodb-client.ts";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
-import { localDynamoClient } from "../setup/clients.ts";
-import { createJournalTable, deleteTable } from "../setup/tables.ts";
+import { type CountedTable, countedTable } from "../support/counted-table.ts";
 
 const steps = durable({ name: "first-steps", input: z.object({}) }, async (_in, step) => {
   const a = await step.run("one", () => 1);
@@ -27,29 +24,17 @@ const approval = durable({ name: "first-approval", input: z.object({}), signals:
   return step.run("after", () => go.received && go.payload.ok);
 });
 
-let admin: DynamoDBClient;
+let table: CountedTable;
 let client: DynamoDBClient;
 let tableName: string;
-const commands: string[] = [];
+let commands: string[];
 
 beforeAll(async () => {
-  admin = localDynamoClient();
-  tableName = await createJournalTable(admin, "first-invocation");
-  client = await createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      commands.push(String(context.commandName ?? "?").replace(/Command$/, ""));
-      return next(args);
-    },
-    { step: "initialize", name: "countCommands" },
-  );
+  table = await countedTable("first-invocation");
+  ({ client, tableName, commands } = table);
 });
 
-afterAll(async () => {
-  await deleteTable(admin, tableName);
-  admin.destroy();
-  client.destroy();
-});
+afterAll(() => table.close());
 
 function ports() {
   const store = new DynamoJournalStore({ client, tableName });

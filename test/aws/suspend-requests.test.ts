@@ -5,15 +5,12 @@
  * client (`initialize` sees each command once), on DynamoDB Local.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Client, createRegistry, durable, Engine, type ReleaseResult, type SuspendUpdate, type Wake } from "waymark";
 import { MemoryWakeQueue, VirtualClock } from "waymark/testing";
-import { createJournalDynamoClient } from "../../lib/aws/dynamodb-client.ts";
 import { DynamoJournalStore } from "../../lib/aws/dynamodb-store.ts";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../setup/local-aws.ts";
-import { localDynamoClient } from "../setup/clients.ts";
-import { createJournalTable, deleteTable } from "../setup/tables.ts";
+import { type CountedTable, countedTable } from "../support/counted-table.ts";
 
 const napper = durable({ name: "requests-nap", input: z.object({}) }, async (_in, step) => {
   await step.run("one", () => 1);
@@ -39,29 +36,17 @@ class NotingStore extends DynamoJournalStore {
   }
 }
 
-let admin: DynamoDBClient;
+let table: CountedTable;
 let client: DynamoDBClient;
 let tableName: string;
-const commands: string[] = [];
+let commands: string[];
 
 beforeAll(async () => {
-  admin = localDynamoClient();
-  tableName = await createJournalTable(admin, "suspend-requests");
-  client = await createJournalDynamoClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      commands.push(String(context.commandName ?? "?").replace(/Command$/, ""));
-      return next(args);
-    },
-    { step: "initialize", name: "countCommands" },
-  );
+  table = await countedTable("suspend-requests");
+  ({ client, tableName, commands } = table);
 });
 
-afterAll(async () => {
-  await deleteTable(admin, tableName);
-  admin.destroy();
-  client.destroy();
-});
+afterAll(() => table.close());
 
 describe("an invocation that runs two steps and suspends at a 20 s sleep, on DynamoDB Local", () => {
   it("reads nothing after its release: the release's answer is the run's wake time, the sleep's own", async () => {
