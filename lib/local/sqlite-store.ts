@@ -43,11 +43,9 @@ import { AppendBatcher, WriteQueue } from "./sqlite-batch.ts";
 import { JournalRows, type RecordCells } from "./journal-rows.ts";
 import { type FlowStatements, flowStatements } from "./sqlite-flow.ts";
 import { ENDED_STATUSES, fromJson, type RecordRow, type RunRow, toJson, toMeta, toRecord, toRecords } from "./sqlite-rows.ts";
+import { type Params, type RunStatements, runStatements } from "./sqlite-run-statements.ts";
 import { decodeRunCursor as decodeCursor, encodeRunCursor as encodeCursor } from "../run-cursor.ts";
 
-type Params = Record<string, string | number | null>;
-
-const NOT_FINISHED = `status NOT IN ${ENDED_STATUSES}`;
 const DEFAULT_PAGE = 100;
 const DAY_MS = 86_400_000;
 
@@ -72,25 +70,16 @@ export interface SqliteJournalStoreOptions {
  * ```
  */
 export class SqliteJournalStore extends JournalStoreBase implements JournalStore, TransactStore {
-  private readonly insertRun: Statement<[Params]>;
-  private readonly selectRun: Statement<[string], RunRow>;
   private readonly selectRecords: Statement<[string], RecordCells>;
   private readonly selectRecord: Statement<[string, string], RecordRow>;
   /** Whether any record of a journal is in the file: a run just created has none, unless a stray write left some. */
   private readonly anyRecord: Statement<[string], 1>;
-  private readonly grantLease: Statement<[Params], RunRow>;
-  private readonly extendLease: Statement<[Params]>;
-  private readonly suspend: Statement<[Params], { wake_at: number | null }>;
-  private readonly finishStmt: Statement<[Params]>;
-  private readonly continueStmt: Statement<[Params]>;
+  /** The run row's statements (sqlite-run-statements.ts). */
+  private readonly sql: RunStatements;
   private readonly batch: AppendBatcher;
   /** Every write goes through the connection's group commit (sqlite-batch.ts), the appends' and the wake table's too. */
   private readonly writes: WriteQueue;
   private readonly setLate: Statement<[string, string, string]>;
-  private readonly due: Statement<[Params], { status: string }>;
-  private readonly selectDue: Statement<[number, number], RunRow>;
-  /** Indexed by `(status given ? 2 : 0) + (cursor given ? 1 : 0)`. */
-  private readonly selectPage: ReadonlyArray<Statement<[Params], RunRow>>;
   private readonly readJournal: (runId: string, incarnation: number | undefined) => { run: RunRow; journalId: string; records: RecordCells[] } | undefined;
   /** The rows of journals read lately, while exact (journal-rows.ts). */
   private readonly rows: JournalRows;
@@ -105,74 +94,17 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   constructor(db: Database, options: SqliteJournalStoreOptions = {}) {
     super();
     const retentionMs = (options.retentionDays ?? 30) * DAY_MS;
-    this.insertRun = db.prepare<[Params]>(`
-      INSERT INTO runs (run_id, workflow, input, status, created_at, updated_at, wake_at, lease_token, invocations)
-      VALUES (@runId, @workflow, @input, 'pending', @createdAt, @createdAt, @createdAt, 0, 0)
-      ON CONFLICT (run_id) DO NOTHING`);
-    this.selectRun = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE run_id = ?");
     // Arrays, not objects, per row; and each body's size, which SQLite knows without reading it.
     this.selectRecords = db.prepare<[string], RecordCells>("SELECT key, body, late_for, octet_length(key) + octet_length(body) FROM records WHERE run_id = ? ORDER BY rowid").raw();
     this.selectRecord = db.prepare<[string, string], RecordRow>("SELECT key, body, late_for FROM records WHERE run_id = ? AND key = ?");
     this.anyRecord = db.prepare<[string], 1>("SELECT 1 FROM records WHERE run_id = ? LIMIT 1").pluck();
-    this.grantLease = db.prepare<[Params], RunRow>(`
-      UPDATE runs SET lease_token = lease_token + 1, lease_owner = @owner, lease_expires_at = @expiresAt,
-        status = 'running', wake_at = @expiresAt, due_on_release = NULL, invocations = invocations + 1, updated_at = @now
-      WHERE run_id = @runId AND ${NOT_FINISHED}
-        AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_token = @ifToken)
-        AND (@dueBy IS NULL OR status <> 'suspended' OR wake_at <= @dueBy)
-      RETURNING *`);
-    // Never backwards: a renewal delayed in transit must not undo a later one.
-    this.extendLease = db.prepare<[Params]>(`
-      UPDATE runs SET lease_expires_at = MAX(lease_expires_at, @expiresAt), wake_at = MAX(lease_expires_at, @expiresAt)
-      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
-    // The run's wake time: the release's, or its dueOnRelease if earlier (a signal came meanwhile),
-    // returned by the same write (the release's answer says it).
-    this.suspend = db.prepare<[Params], { wake_at: number | null }>(`
-      UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, status = @status,
-        wake_at = CASE WHEN due_on_release IS NOT NULL AND (@wakeAt IS NULL OR due_on_release < @wakeAt) THEN due_on_release ELSE @wakeAt END,
-        due_on_release = NULL, waiting_for = @waitingFor, updated_at = @now
-      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}
-      RETURNING wake_at`);
-    this.continueStmt = db.prepare<[Params]>(`
-      UPDATE runs SET input = @input, incarnation = @incarnation, status = 'pending', wake_at = @now, due_on_release = NULL, waiting_for = NULL,
-        lease_owner = NULL, lease_expires_at = NULL, updated_at = @now
-      WHERE run_id = @runId AND lease_owner IS NOT NULL AND lease_token = @token AND ${NOT_FINISHED}`);
-    // What the finish expects: its lease (a token), or a run never invoked and not leased.
-    this.finishStmt = db.prepare<[Params]>(`
-      UPDATE runs SET status = @status, result = @result, error = @error, finished_at = @now, updated_at = @now,
-        lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, due_on_release = NULL, waiting_for = NULL
-      WHERE run_id = @runId AND ${NOT_FINISHED}
-        AND ((@token IS NOT NULL AND lease_owner IS NOT NULL AND lease_token = @token)
-          OR (@token IS NULL AND lease_owner IS NULL AND invocations = 0))`);
+    this.sql = runStatements(db);
     this.batch = new AppendBatcher(db);
     this.writes = WriteQueue.of(db);
     this.setLate = db.prepare<[string, string, string]>("UPDATE records SET late_for = ? WHERE run_id = ? AND key = ?");
-    // Suspended or queued: due by @at. Leased: due by @at once released (dueOnRelease).
-    this.due = db.prepare<[Params], { status: string }>(`
-      UPDATE runs SET
-        wake_at = CASE WHEN status IN ('suspended', 'queued') THEN @at ELSE wake_at END,
-        due_on_release = CASE WHEN status IN ('suspended', 'queued') THEN due_on_release ELSE @at END
-      WHERE run_id = @runId AND (
-        (status IN ('suspended', 'queued') AND (wake_at IS NULL OR wake_at > @at))
-        OR (status = 'running' AND lease_owner IS NOT NULL AND (due_on_release IS NULL OR due_on_release > @at)))
-      RETURNING status`);
-    this.selectDue = db.prepare<[number, number], RunRow>(`
-      SELECT * FROM runs WHERE wake_at <= ? AND ${NOT_FINISHED} ORDER BY wake_at, run_id LIMIT ?`);
-    this.selectPage = [false, true].flatMap((byStatus) =>
-      [false, true].map((afterCursor) => {
-        const where = [
-          byStatus ? "status = @status" : "",
-          afterCursor ? "(created_at < @createdAt OR (created_at = @createdAt AND run_id < @runId))" : "",
-        ].filter(Boolean);
-        return db.prepare<[Params], RunRow>(`
-          SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-          ORDER BY created_at DESC, run_id DESC LIMIT @limit`);
-      }),
-    );
-
     // A read transaction: the meta row and the records come from one snapshot.
     this.readJournal = db.transaction((runId: string, incarnation: number | undefined) => {
-      const run = this.selectRun.get(runId);
+      const run = this.sql.selectRun.get(runId);
       if (!run) return undefined;
       const journalId = journalIdOf(runId, incarnation ?? run.incarnation);
       return { run, journalId, records: this.selectRecords.all(journalId) };
@@ -180,14 +112,14 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     this.rows = JournalRows.of(db);
     const acquire = db.transaction((runId: string, req: AcquireRequest): Granted => {
       const expiresAt = req.now + req.ttlMs;
-      const granted = this.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null, dueBy: req.dueBy ?? null });
+      const granted = this.sql.grantLease.get({ runId, owner: req.owner, now: req.now, expiresAt, ifToken: req.ifToken ?? null, dueBy: req.dueBy ?? null });
       if (granted) {
         const answer: Granted = { applied: true, lease: { owner: req.owner, token: granted.lease_token, expiresAt }, run: toMeta(granted) };
         // The first grant: whether the journal is empty, looked at in this same transaction.
         if (granted.invocations === 1 && granted.incarnation === 1 && this.anyRecord.get(runId) === undefined) answer.emptyJournal = true;
         return answer;
       }
-      const row = this.selectRun.get(runId);
+      const row = this.sql.selectRun.get(runId);
       return { applied: false, run: row && toMeta(row) };
     });
     this.acquire = acquire.immediate;
@@ -244,7 +176,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   private insertRunRow(run: NewRun, input: string | null): boolean {
-    return this.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes === 1;
+    return this.sql.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes === 1;
   }
 
   /** Nothing to do: a grant here looks at the journal itself (`emptyJournal`). */
@@ -258,13 +190,13 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
     if (inserted) {
       return { created: true, run: freshRunMeta(run, fromJson(input)) };
     }
-    const existing = this.selectRun.get(run.runId);
+    const existing = this.sql.selectRun.get(run.runId);
     if (!existing) throw new Error(`run "${run.runId}" was neither inserted nor found`);
     return { created: false, run: toMeta(existing) };
   }
 
   async getRun(runId: string): Promise<RunMeta | undefined> {
-    const row = this.selectRun.get(runId);
+    const row = this.sql.selectRun.get(runId);
     return row && toMeta(row);
   }
 
@@ -274,7 +206,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
    * row is read first, the data version after it.
    */
   async loadJournal(runId: string, options: { incarnation?: number } = {}): Promise<Journal | undefined> {
-    const run = this.selectRun.get(runId);
+    const run = this.sql.selectRun.get(runId);
     if (run) {
       const kept = this.rows.get(journalIdOf(runId, options.incarnation ?? run.incarnation), run.created_at, this.rows.version());
       if (kept) return { run: toMeta(run), ...toRecords(kept) };
@@ -292,13 +224,13 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async renewLease(runId: string, token: number, now: number, ttlMs: number): Promise<boolean> {
-    return this.writes.write(runId, () => this.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1);
+    return this.writes.write(runId, () => this.sql.extendLease.run({ runId, token, expiresAt: now + ttlMs }).changes === 1);
   }
 
   protected async release(runId: string, token: number, update: SuspendUpdate): Promise<Released> {
     const params = { runId, token, now: update.now, wakeAt: update.wakeAt ?? null, waitingFor: update.waitingFor ?? null, status: update.status ?? "suspended" };
     return this.writes.write(runId, (): Released => {
-      const row = this.suspend.get(params);
+      const row = this.sql.suspend.get(params);
       if (!row) return this.refused(runId);
       return appliedRelease(row.wake_at);
     });
@@ -306,7 +238,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
 
   protected async continueWith(runId: string, token: number, update: ContinueUpdate): Promise<Applied> {
     const params = { runId, token, now: update.now, input: toJson(update.input), incarnation: update.incarnation };
-    return this.writes.write(runId, () => (this.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
+    return this.writes.write(runId, () => (this.sql.continueStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   protected async finish(runId: string, update: FinishUpdate): Promise<Applied> {
@@ -318,11 +250,11 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
       error: toJson(update.error),
       token: "token" in update.expect ? update.expect.token : null,
     };
-    return this.writes.write(runId, () => (this.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
+    return this.writes.write(runId, () => (this.sql.finishStmt.run(params).changes === 1 ? { applied: true } : this.refused(runId)));
   }
 
   private refused(runId: string): Applied {
-    const row = this.selectRun.get(runId);
+    const row = this.sql.selectRun.get(runId);
     return { applied: false, run: row && toMeta(row) };
   }
 
@@ -347,14 +279,14 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
 
   async markDue(runId: string, at: number): Promise<MarkDueResult> {
     // The row RETURNING gives is the run as marked: running, its release will leave it due.
-    const marked = await this.writes.write(runId, () => this.due.all({ runId, at })[0]);
+    const marked = await this.writes.write(runId, () => this.sql.due.all({ runId, at })[0]);
     return marked === undefined ? "none" : marked.status === "running" ? "on-release" : "due";
   }
 
   async listRuns(query: ListQuery): Promise<RunPage> {
     const limit = Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE));
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    const statement = this.selectPage[(query.status !== undefined ? 2 : 0) + (after ? 1 : 0)];
+    const statement = this.sql.selectPage[(query.status !== undefined ? 2 : 0) + (after ? 1 : 0)];
     if (!statement) throw new Error("unreachable: no statement for this query");
     const params: Params = { limit: limit + 1 };
     if (query.status !== undefined) params.status = query.status;
@@ -366,7 +298,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   async listDueRuns(now: number, limit: number): Promise<RunMeta[]> {
-    return this.selectDue.all(now, Math.max(0, Math.floor(limit))).map(toMeta);
+    return this.sql.selectDue.all(now, Math.max(0, Math.floor(limit))).map(toMeta);
   }
 
   async slots(scope: string): Promise<SlotEntry[]> {
