@@ -15,12 +15,15 @@
  *   3: 3 deliveries   as 1
  *
  * (2.5 deliveries per wake.) A copy "after" goes to the handler once the original's batch has
- * answered: a redelivery, found by a run that is suspended or has ended. Each pass is paired with
+ * answered: a redelivery, found by a run that is suspended or has ended. It goes to the container
+ * that handled the original, which remembers the message (the best case); with `elsewhere` as the
+ * second argument, to a fresh container each batch instead (the worst case: a fleet where a copy
+ * never meets the container that handled it). Each pass is paired with
  * a pass that delivers every wake once, interleaved, so the cost of the duplicates alone is the
  * difference. Every request is attributed (AsyncLocalStorage) to the start, the first delivery, a
  * concurrent copy or a later copy.
  *
- * Figures only, never assertions. Run: node --conditions=waymark-source --import tsx bench/aws-duplicates.ts [rounds]
+ * Figures only, never assertions. Run: node --conditions=waymark-source --import tsx bench/aws-duplicates.ts [rounds] [elsewhere]
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
@@ -40,6 +43,8 @@ const RUNS = 100;
 const STEPS = 5;
 const POLLERS = 2;
 const ROUNDS = Number(process.argv[2] ?? 3);
+/** Later copies to a fresh container each batch, not to the one that handled the original. */
+const LATER_ELSEWHERE = process.argv[3] === "elsewhere";
 
 type Tag = "start" | "first" | "concurrent" | "later";
 type Counts = Map<string, number>;
@@ -112,7 +117,7 @@ async function pass(e2e: E2e, tags: AsyncLocalStorage<Tag>, counts: Map<Tag, Cou
       copies.concurrent += concurrent.length;
       copies.later += later.length;
       await Promise.all([deliver(e2e.handler, "first", batch), deliver(other, "concurrent", concurrent)]);
-      await deliver(e2e.handler, "later", later);
+      await deliver(LATER_ELSEWHERE && later.length > 0 ? e2e.newHandler() : e2e.handler, "later", later);
       await e2e.clients.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: e2e.queues.queueUrl, Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
     }
   };
@@ -157,6 +162,7 @@ function report(name: string, dup: Pass[], once: Pass[]): void {
 async function main(): Promise<void> {
   console.log("Waymark AWS bench: DynamoDB requests under 2–3x duplicate delivery (real handler, DynamoDB Local, SQS emulator)");
   console.log(`node ${process.version}, ${cpus()[0]?.model ?? "unknown CPU"} x${cpus().length}; ${ROUNDS} rounds, each a pass with every wake once and a pass with 2–3 deliveries`);
+  console.log(LATER_ELSEWHERE ? "later copies: to a fresh container each batch (worst case)" : "later copies: to the container that handled the original (best case; `elsewhere` for the worst)");
   const [dynamodb, sqs] = await Promise.all([startDynamoDbLocal(), startSqs()]);
   try {
     const e2e = await createE2e({ endpoints: { dynamodb: dynamodb.endpoint, sqs: sqs.endpoint }, workflows: () => [flow], config: { leaseTtlMs: 60_000 } });
