@@ -27,6 +27,7 @@ import { DirPayloadStore, payloadDirFor } from "./dir-payloads.ts";
 import { runPayloadPrefix, type PayloadOptions } from "../core/payloads.ts";
 import { isDeadLocalOwner, localOwner } from "./owner-life.ts";
 import { LocalFailover } from "./failover.ts";
+import { RunWaiters } from "./run-waiters.ts";
 
 export { isDeadLocalOwner } from "./owner-life.ts";
 
@@ -168,8 +169,8 @@ export class LocalRuntime {
   private watchdog: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
   private readonly log: ((entry: LogEntry) => void) | undefined;
-  /** Callers of `waitForRun` waiting for an invocation of a run to end, by run. */
-  private readonly waiting = new Map<string, Set<() => void>>();
+  /** Callers of `waitForRun` waiting for an invocation of a run to end (run-waiters.ts). */
+  private readonly waiters = new RunWaiters();
 
   constructor(private readonly o: LocalRuntimeOptions) {
     this.file = o.file ?? ".waymark/journal.db";
@@ -273,7 +274,7 @@ export class LocalRuntime {
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
       // Listening before the read: an end between the two is not missed.
-      const ended = this.invocationEnd(runId, 10);
+      const ended = this.waiters.next(runId, 10);
       let run: RunMeta | undefined;
       let past = false;
       try {
@@ -287,25 +288,6 @@ export class LocalRuntime {
       if (past) throw new Error(`run "${runId}" still ${run.status} after ${options.timeoutMs ?? 60_000} ms`);
       await ended.promise;
     }
-  }
-
-  /** Resolves once an invocation of `runId` here ends, or after `ms`. */
-  private invocationEnd(runId: string, ms: number): { promise: Promise<void>; cancel: () => void } {
-    let waiters = this.waiting.get(runId);
-    if (!waiters) this.waiting.set(runId, (waiters = new Set()));
-    const those = waiters;
-    let done!: () => void;
-    const promise = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => done(), ms);
-      done = () => {
-        clearTimeout(timer);
-        those.delete(done);
-        if (those.size === 0 && this.waiting.get(runId) === those) this.waiting.delete(runId);
-        resolve();
-      };
-    });
-    those.add(done);
-    return { promise, cancel: done };
   }
 
   /** Executes due wakes until `stop()`; `filled` is called once the first claim has been made. */
@@ -326,8 +308,7 @@ export class LocalRuntime {
       // An invocation ended (its wake done with): whoever waits for the run looks again (waitForRun),
       // and the loop looks for due wakes at once, a slot being free.
       onFree: (runId) => {
-        const waiters = this.waiting.get(runId);
-        if (waiters) for (const done of [...waiters]) done();
+        this.waiters.ended(runId);
         this.wakeUp?.();
       },
       isDue: async (runId) => {
