@@ -171,9 +171,13 @@ describe("step.map over 100 items, concurrency 10, every wake delivered twice", 
     expect(attempts.size).toBe(100);
     for (let i = 0; i < 100; i++) expect(attempts.get(`${runId}/item[${i}]/square`), `item ${i}`).toEqual(i === 37 ? [1, 2] : [1]);
 
-    // It really suspended mid-map and was woken by its retry; every wake was delivered twice.
+    // It really suspended mid-map, its retry scheduled as a wake; every wake was delivered twice.
+    // (The loop sends a wake's copy when it receives the wake. On a busy machine the start's copy
+    // can come after the retry's time, within the grant's due margin, and run the retry first:
+    // the run then ends before the retry's own wake is received, and that wake has no copy yet.)
     const reasons = wakeReasons(e2e, runId);
-    expect(reasons.filter((r) => r === "retry").length).toBeGreaterThanOrEqual(2);
+    expect(e2e.lines("wake", runId).some((l) => l.outcome === "suspended")).toBe(true);
+    expect(reasons.filter((r) => r === "retry").length).toBeGreaterThanOrEqual(1);
     expect(reasons.filter((r) => r === "start")).toHaveLength(2);
     expect(e2e.lines("wake", runId).some((l) => l.outcome === "duplicate-in-batch")).toBe(true);
   });

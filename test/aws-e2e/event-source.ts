@@ -58,6 +58,8 @@ export interface BatchInvocation {
   failures: string[];
   /** The handler threw or timed out: every message stays on the queue. */
   error?: string;
+  /** When the handler answered, in ms from the start of its context's countdown. */
+  answeredAfterMs?: number;
 }
 
 export class EventSourceMapping {
@@ -122,11 +124,13 @@ export class EventSourceMapping {
   private async invoke(records: LambdaSqsRecord[], invocation: BatchInvocation): Promise<Set<string>> {
     const everything = new Set(records.map((r) => r.messageId));
     const timeoutMs = this.o.functionTimeoutMs ?? 30_000;
+    const began = Date.now();
     const context = lambdaContext(timeoutMs);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)));
     try {
       const answer = await Promise.race([this.o.handler({ Records: records }, context), timedOut]);
+      invocation.answeredAfterMs = Date.now() - began;
       if (answer === "timeout") {
         invocation.error = `Task timed out after ${timeoutMs} ms`;
         return everything;
