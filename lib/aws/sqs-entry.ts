@@ -21,9 +21,8 @@ import { HandledMessages } from "./handled-messages.ts";
 export async function handleWakeBatch(rt: AwsRuntime, event: SqsEvent, context: LambdaContext): Promise<SqsBatchResponse> {
   const failures: Array<{ itemIdentifier: string }> = [];
   const seen = new Set<string>();
-  let handled = handledBy.get(rt);
-  if (!handled) handledBy.set(rt, (handled = new HandledMessages()));
-  const done = handled;
+  const done = handledBy.get(rt) ?? new HandledMessages();
+  handledBy.set(rt, done);
   const start = context.getRemainingTimeInMillis();
   // Keep a margin for the checkpoint itself, but never so much that nothing can run.
   const margin = Math.min(rt.config.checkpointMarginMs, start / 4);

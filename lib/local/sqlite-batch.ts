@@ -240,9 +240,8 @@ export class AppendBatcher {
     // 1.03x this way; bench/insert-variants.ts, whose forms differ by less than its noise on
     // other runs). `.all()` steps the statement to its end, so SQLite's WAL hook (the automatic
     // checkpoint) runs as after any other commit, and checks the reset that ends it: `.get()` is
-    // 5–8% faster here but better-sqlite3 ignores the reset's
-    // answer after a row, and an autocommitted append commits at that reset — a failed commit
-    // would be answered as written.
+    // 5–8% faster here, but better-sqlite3 ignores the reset's answer after a row, and an
+    // autocommitted append commits at that reset: a failed commit would be answered as written.
     this.insert = db
       .prepare<Params, [1 | null]>(`
         INSERT INTO records (run_id, key, body, late_for) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
