@@ -68,6 +68,13 @@ export interface RunMeta {
    * incarnation has its own journal; earlier ones are kept for inspection until retention.
    */
   incarnation?: number;
+  /**
+   * Created by a parent's start, after its `parent` record: a child run. A parent's start of a
+   * run id that exists without it (a client started it) is `RunConflictError`: a run created as
+   * top-level is never adopted as a child, as its invocations may have read its journal before
+   * the parent's record was there. Absent on runs created by versions before it.
+   */
+  child?: true;
   result?: unknown;
   error?: SerializedError;
   finishedAt?: number;
@@ -89,6 +96,8 @@ export interface NewRun {
   workflow: string;
   input: unknown;
   createdAt: number;
+  /** A parent's start, after its `parent` record (`RunMeta.child`). */
+  child?: true;
 }
 
 /** A record as stores keep it: an opaque JSON body under a key unique within the run. */

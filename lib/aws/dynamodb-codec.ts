@@ -41,6 +41,8 @@ export const ATTR = {
   writtenAt: "writtenAt",
   /** On a meta item: the run was created with an empty journal, and no writer outside a lease has written to it since (`markJournaled`). */
   emptyJournal: "emptyJournal",
+  /** On a meta item: created by a parent's start (`RunMeta.child`). */
+  child: "child",
 } as const;
 
 export const pkOf = (runId: string): string => `run#${runId}`;
@@ -88,6 +90,7 @@ export function newMetaItem(meta: RunMeta): Item {
   const input = toJson(meta.input);
   if (input !== undefined) item[ATTR.input] = s(input);
   if (meta.wakeAt !== undefined) item[ATTR.wakeAt] = n(meta.wakeAt);
+  if (meta.child) item[ATTR.child] = { BOOL: true };
   return item;
 }
 
@@ -118,6 +121,7 @@ export function decodeMeta(item: Item): RunMeta {
   if (incarnation !== undefined && incarnation > 1) meta.incarnation = incarnation;
   const dueOnRelease = optNum(item, ATTR.dueOnRelease);
   if (dueOnRelease !== undefined) meta.dueOnRelease = dueOnRelease;
+  if (item[ATTR.child]?.BOOL === true) meta.child = true;
   return meta;
 }
 

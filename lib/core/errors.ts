@@ -154,12 +154,19 @@ export class InvalidInputError extends WaymarkError {
   }
 }
 
-/** The same run id was started with a different workflow or input. */
+/**
+ * The same run id was started with a different workflow or input, or as a child of another
+ * parent, or as a child when a client had started it.
+ */
 export class RunConflictError extends WaymarkError {
   override readonly name = "RunConflictError" as const;
   readonly retryable = false;
-  constructor(readonly runId: string) {
-    super(`run "${runId}" already exists with a different workflow or input`);
+  constructor(
+    readonly runId: string,
+    /** What conflicts, when it is not the workflow or the input. */
+    why = "with a different workflow or input",
+  ) {
+    super(`run "${runId}" already exists ${why}`);
   }
 }
 

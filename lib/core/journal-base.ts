@@ -149,7 +149,7 @@ export function notDue(run: RunMeta, dueBy: number | undefined): boolean {
 
 /** A run as `createRun` makes it: pending, due at once, never leased (`input` as the store keeps it). */
 export function freshRunMeta(run: NewRun, input: unknown = run.input): RunMeta {
-  return {
+  const meta: RunMeta = {
     runId: run.runId,
     workflow: run.workflow,
     input,
@@ -160,6 +160,8 @@ export function freshRunMeta(run: NewRun, input: unknown = run.input): RunMeta {
     leaseToken: 0,
     invocations: 0,
   };
+  if (run.child) meta.child = true;
+  return meta;
 }
 
 /** A store's applied release, with the wake time it wrote if any (a column's NULL: none). */

@@ -14,7 +14,7 @@ import { type MissingDependencyError, sqliteDriver } from "./sqlite-driver.ts";
 export type Database = BetterSqlite3.Database;
 
 /** The schema version this code reads and writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const SCHEMA_V1 = `
   CREATE TABLE runs (
@@ -159,6 +159,8 @@ function migrate(db: Database): void {
     }
     // v3: a signal that reached a leased run leaves it due on release (RunMeta.dueOnRelease).
     if (version < 3) db.exec("ALTER TABLE runs ADD COLUMN due_on_release INTEGER");
+    // v4: a run created by a parent's start says so (RunMeta.child); runs before it are NULL.
+    if (version < 4) db.exec("ALTER TABLE runs ADD COLUMN child INTEGER");
     if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

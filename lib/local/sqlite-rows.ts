@@ -21,6 +21,8 @@ export interface RunRow {
   invocations: number;
   incarnation: number;
   due_on_release: number | null;
+  /** 1: created by a parent's start (RunMeta.child); NULL otherwise. */
+  child: number | null;
   result: string | null;
   error: string | null;
   finished_at: number | null;
@@ -53,6 +55,7 @@ export function toMeta(row: RunRow): RunMeta {
   if (row.finished_at !== null) meta.finishedAt = row.finished_at;
   if (row.incarnation > 1) meta.incarnation = row.incarnation;
   if (row.due_on_release !== null) meta.dueOnRelease = row.due_on_release;
+  if (row.child === 1) meta.child = true;
   return meta;
 }
 

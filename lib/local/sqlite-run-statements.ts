@@ -29,8 +29,8 @@ export interface RunStatements {
 
 export function runStatements(db: Database): RunStatements {
   const insertRun = db.prepare<[Params]>(`
-    INSERT INTO runs (run_id, workflow, input, status, created_at, updated_at, wake_at, lease_token, invocations)
-    VALUES (@runId, @workflow, @input, 'pending', @createdAt, @createdAt, @createdAt, 0, 0)
+    INSERT INTO runs (run_id, workflow, input, status, created_at, updated_at, wake_at, lease_token, invocations, child)
+    VALUES (@runId, @workflow, @input, 'pending', @createdAt, @createdAt, @createdAt, 0, 0, @child)
     ON CONFLICT (run_id) DO NOTHING`);
   const selectRun = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE run_id = ?");
   const grantLease = db.prepare<[Params], RunRow>(`

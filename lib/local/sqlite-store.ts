@@ -176,7 +176,7 @@ export class SqliteJournalStore extends JournalStoreBase implements JournalStore
   }
 
   private insertRunRow(run: NewRun, input: string | null): boolean {
-    return this.sql.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt }).changes === 1;
+    return this.sql.insertRun.run({ runId: run.runId, workflow: run.workflow, input, createdAt: run.createdAt, child: run.child ? 1 : null }).changes === 1;
   }
 
   /** Nothing to do: a grant here looks at the journal itself (`emptyJournal`). */

@@ -29,18 +29,18 @@ journalWakeQueueContract("sqlite", async () => {
 });
 
 describe("SQLite journal file", () => {
-  it("is created with its folder, in WAL mode, at schema version 3, and opens again unchanged", () => {
+  it("is created with its folder, in WAL mode, at schema version 4, and opens again unchanged", () => {
     const file = newFile();
     const db = openLocalDatabase(file);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
     expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
-    expect(db.pragma("user_version", { simple: true })).toBe(3);
+    expect(db.pragma("user_version", { simple: true })).toBe(4);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(["flow_latest", "flow_queue", "flow_slots", "records", "runs", "wake_generation", "wakes"]);
     db.close();
     const again = openLocalDatabase(file);
-    expect(again.pragma("user_version", { simple: true })).toBe(3);
+    expect(again.pragma("user_version", { simple: true })).toBe(4);
     again.close();
   });
 
@@ -48,9 +48,9 @@ describe("SQLite journal file", () => {
     const file = newFile();
     openLocalDatabase(file).close();
     const raw = new BetterSqlite3(file);
-    raw.pragma("user_version = 4");
+    raw.pragma("user_version = 5");
     raw.close();
-    expect(() => openLocalDatabase(file)).toThrow(/schema version 4.*reads up to 3/);
+    expect(() => openLocalDatabase(file)).toThrow(/schema version 5.*reads up to 4/);
   });
 
   it("keeps runs, records, leases and wakes across close and reopen", async () => {

@@ -54,6 +54,19 @@ export function runAndRecordTests(store: () => JournalStore): void {
     expect(await store().getRun(runId)).toEqual(before);
   });
 
+  it("createRun keeps whether a parent's start created the run (child), through a lease and in a refused create's answer", async () => {
+    const runId = freshId("child");
+    const made = await store().createRun({ runId, workflow: "order-flow", input: {}, createdAt: T, child: true });
+    expect(made).toMatchObject({ created: true, run: { child: true } });
+    expect(await store().getRun(runId)).toMatchObject({ child: true });
+    expect(await store().acquireLease(runId, { owner: "owner-a", now: T + 1, ttlMs: 30_000 })).toMatchObject({ acquired: true, run: { child: true } });
+    expect(await store().createRun({ runId, workflow: "order-flow", input: {}, createdAt: T + 2 })).toMatchObject({ created: false, run: { child: true } });
+    const top = freshId("top");
+    await store().createRun({ runId: top, workflow: "order-flow", input: {}, createdAt: T });
+    expect(await store().createRun({ runId: top, workflow: "order-flow", input: {}, createdAt: T + 2, child: true })).toMatchObject({ created: false });
+    expect(await store().getRun(top)).not.toHaveProperty("child");
+  });
+
   it("getRun and loadJournal return undefined for an unknown run", async () => {
     const runId = freshId("unknown");
     expect(await store().getRun(runId)).toBeUndefined();

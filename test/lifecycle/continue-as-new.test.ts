@@ -118,7 +118,7 @@ describe("journal limits", () => {
 });
 
 describe("the SQLite file", () => {
-  it("a version 1 journal file opens at version 3: its runs are in their first incarnation, marked due on release by nothing", () => {
+  it("a version 1 journal file opens at version 4: its runs are in their first incarnation, marked due on release by nothing, not children", () => {
     lab = sqliteLab([counter]);
     const file = `${lab.file}.v1`;
     const raw = new BetterSqlite3(file);
@@ -131,9 +131,10 @@ describe("the SQLite file", () => {
     raw.pragma("user_version = 1");
     raw.close();
     const db = openLocalDatabase(file);
-    expect(db.pragma("user_version", { simple: true })).toBe(3);
+    expect(db.pragma("user_version", { simple: true })).toBe(4);
     expect(db.prepare("SELECT incarnation FROM runs WHERE run_id = 'old'").pluck().get()).toBe(1);
     expect(db.prepare("SELECT due_on_release FROM runs WHERE run_id = 'old'").pluck().get()).toBeNull();
+    expect(db.prepare("SELECT child FROM runs WHERE run_id = 'old'").pluck().get()).toBeNull();
     db.close();
   });
 });

@@ -38,6 +38,8 @@ export function childPort(p: RunPorts, incarnation: number): ChildPort {
       const checked = validate(def.input, input);
       if (!checked.success) throw new InvalidInputError(`invalid input for child workflow "${workflow}"`, zodIssues(checked.error));
       const now = clock.now();
+      /** This start wrote the parent record: no earlier attempt of this start got that far. */
+      let wroteParent = false;
       if (parent) {
         // The parent record comes first: no invocation of the child can run (and end) without it,
         // so its end always reaches its parent. (A journal's records may precede its run.)
@@ -45,10 +47,17 @@ export function childPort(p: RunPorts, incarnation: number): ChildPort {
         const res = await store.appendRecord(runId, { key: keys.parent(), body });
         const existing = res.written ? body : (res.existing.body as ParentRecord);
         // Another parent's child (another deployment, another incarnation): never shared.
-        if (!sameParent(existing, parent)) throw new RunConflictError(runId);
+        if (!sameParent(existing, parent)) throw new RunConflictError(runId, "as a child of another parent");
+        wroteParent = res.written;
       }
-      const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now });
+      const { created, run } = await store.createRun({ runId, workflow, input, createdAt: now, ...(parent ? { child: true as const } : {}) });
       if (!created && run.workflow !== workflow) throw new RunConflictError(runId);
+      // A run that existed before this start's parent record and was not created as a child: a
+      // client started it. Its invocations may have read its journal without the record (its
+      // first may read none at all: \`emptyJournal\`), so it could end without telling the parent;
+      // it is not adopted. (A run an earlier attempt created found the record already there, and
+      // one a concurrent attempt created is a child: \`wroteParent\` alone would refuse those.)
+      if (!created && wroteParent && run.child !== true) throw new RunConflictError(runId, "as a run a client started, not as a child");
       if (created || run.status === "pending") await wakes.schedule({ runId, at: now, reason: "start", key: "start" });
       // Started by an earlier attempt of this step and already over: deliver its end again.
       if (parent && TERMINAL_STATUSES.has(run.status)) {
